@@ -1,0 +1,1 @@
+"""On-device encoders: sentence embeddings and structured extraction."""

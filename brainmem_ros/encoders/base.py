@@ -1,0 +1,61 @@
+"""The seams between the memory core and its models."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from brainmem_ros.memory.types import EdgeKind, Extraction
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Return an array of shape ``(len(texts), dim)``, each row of unit norm."""
+        ...
+
+
+class Extractor(Protocol):
+    """Pulls grounded entities, actions, state changes and outcome from one text."""
+
+    def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
+        """Return what ``text`` says; never invent what is not in it (or in ``known_entities``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An inferred link from one unit to another, with the model's confidence."""
+
+    kind: EdgeKind | None  # None: no relation
+    confidence: float
+
+
+@dataclass(frozen=True)
+class Insight:
+    """A reflection: a higher-level statement and the indices of its evidence."""
+
+    text: str
+    evidence: tuple[int, ...]
+
+
+class Reasoner(Protocol):
+    """The slow, optional LLM: relation inference and reflection."""
+
+    def relate(self, first: str, second: str) -> Relation:
+        """How ``first`` relates to ``second``: precondition, causes, analogy, opposite or none."""
+        ...
+
+    def reflect(self, texts: Sequence[str]) -> list[Insight]:
+        """Insights drawn from ``texts``; evidence refers to positions in ``texts``."""
+        ...

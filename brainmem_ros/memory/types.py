@@ -1,0 +1,197 @@
+"""Plain value objects shared by the memory core, the encoders and the ROS layer."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+
+from brainmem_ros.errors import InvalidInputError
+
+
+class UnitType(str, Enum):
+    """What kind of experience a memory unit records."""
+
+    OBSERVATION = 'observation'
+    ACTION = 'action'
+    OUTCOME = 'outcome'
+    PLAN = 'plan'
+    REFLECTION = 'reflection'
+
+    @classmethod
+    def parse(cls, value: str | UnitType) -> UnitType:
+        """Return the member for ``value`` or raise InvalidInputError naming it."""
+        if isinstance(value, UnitType):
+            return value
+        try:
+            return cls(value.strip().lower() or 'observation')
+        except ValueError:
+            allowed = ', '.join(m.value for m in cls)
+            msg = f'unknown memory type {value!r} (expected one of: {allowed})'
+            raise InvalidInputError(msg) from None
+
+
+class EdgeKind(str, Enum):
+    """Why two memory units are linked."""
+
+    TEMPORAL = 'temporal'
+    ENTITY = 'entity'
+    PRECONDITION = 'precondition'
+    CAUSES = 'causes'
+    ANALOGY = 'analogy'
+    OPPOSITE = 'opposite'
+    SUPERSEDES = 'supersedes'
+    EVIDENCE = 'evidence'
+    CO_USE = 'co_use'
+
+
+class Outcome(str, Enum):
+    """Outcome cue found in an observation."""
+
+    SUCCESS = 'success'
+    FAILURE = 'failure'
+    UNKNOWN = 'unknown'
+
+
+class Enrichment(str, Enum):
+    """State of a unit's asynchronous LLM enrichment."""
+
+    NONE = 'none'          # enrichment disabled or not wanted
+    PENDING = 'pending'    # queued (persisted, resumed after a restart)
+    DONE = 'done'
+    SKIPPED = 'skipped'    # queue was full: the fast-path unit stands as it is
+    FAILED = 'failed'      # model missing, timeout or invalid output; retried later
+
+
+def _finite(name: str, value: float) -> float:
+    if not math.isfinite(value):
+        msg = f'{name} must be a finite number, got {value!r}'
+        raise InvalidInputError(msg)
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Pose:
+    """A position (and orientation) in a named frame, e.g. ``map``."""
+
+    x: float
+    y: float
+    z: float = 0.0
+    qx: float = 0.0
+    qy: float = 0.0
+    qz: float = 0.0
+    qw: float = 1.0
+    frame: str = 'map'
+
+    def __post_init__(self) -> None:
+        for name in ('x', 'y', 'z', 'qx', 'qy', 'qz', 'qw'):
+            object.__setattr__(self, name, _finite(f'pose.{name}', getattr(self, name)))
+
+    def distance(self, other: Pose) -> float:
+        """Euclidean distance; poses in different frames are infinitely far apart."""
+        if self.frame != other.frame:
+            return math.inf
+        return math.dist((self.x, self.y, self.z), (other.x, other.y, other.z))
+
+
+@dataclass(frozen=True)
+class Entity:
+    """Something a memory is about: an object, a place, a person, a tool."""
+
+    name: str
+    type: str = 'object'
+    attributes: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def key(self) -> str:
+        """Normalised name used by the entity index."""
+        return normalise_name(self.name)
+
+
+def normalise_name(name: str) -> str:
+    """Lower-case, single-spaced name without a leading article."""
+    words = name.lower().replace('_', ' ').split()
+    if words and words[0] in {'the', 'a', 'an', 'my', 'its'}:
+        words = words[1:]
+    return ' '.join(words)
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """``object.attribute`` went from ``before`` to ``after``."""
+
+    object: str
+    attribute: str
+    before: str = ''
+    after: str = ''
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Structured content pulled out of an observation's text."""
+
+    entities: tuple[Entity, ...] = ()
+    actions: tuple[str, ...] = ()
+    state_changes: tuple[StateChange, ...] = ()
+    outcome: Outcome = Outcome.UNKNOWN
+    valence: float | None = None
+    importance: float | None = None
+    dropped: int = 0  # items the extractor proposed that were not grounded in the text
+
+
+@dataclass(frozen=True)
+class MemoryUnit:
+    """One remembered experience, as stored."""
+
+    id: int
+    stamp: float
+    text: str
+    type: UnitType = UnitType.OBSERVATION
+    episode_id: str = ''
+    source: str = ''
+    entities: tuple[Entity, ...] = ()
+    actions: tuple[str, ...] = ()
+    state_changes: tuple[StateChange, ...] = ()
+    outcome: Outcome = Outcome.UNKNOWN
+    valence: float = 0.0
+    importance: float = 5.0
+    strength: float = 1.0
+    access_count: int = 0
+    last_access: float = 0.0
+    protected: bool = False
+    marginalized: bool = False
+    pose: Pose | None = None
+    valid_from: float = 0.0
+    valid_until: float | None = None
+    repeats: int = 0
+    enrichment: Enrichment = Enrichment.NONE
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A weighted, typed link between two units (``src`` → ``dst``)."""
+
+    src: int
+    dst: int
+    kind: EdgeKind
+    weight: float
+
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """The terms of the rerank, each in [0, 1] before weighting."""
+
+    relevance: float
+    recency: float
+    importance: float
+    activation: float
+
+
+@dataclass(frozen=True)
+class ScoredMemory:
+    """A retrieved unit with its final score, the score's parts and its activation path."""
+
+    unit: MemoryUnit
+    score: float
+    parts: ScoreParts
+    path: tuple[int, ...] = field(default=())
