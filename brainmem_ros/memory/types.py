@@ -36,6 +36,7 @@ class EdgeKind(str, Enum):
 
     TEMPORAL = 'temporal'
     ENTITY = 'entity'
+    SIMILAR = 'similar'
     PRECONDITION = 'precondition'
     CAUSES = 'causes'
     ANALOGY = 'analogy'
@@ -195,3 +196,38 @@ class ScoredMemory:
     score: float
     parts: ScoreParts
     path: tuple[int, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class MemoryEvent:
+    """Something that happened to memories, for observers (the ROS events topic)."""
+
+    kind: str  # created | merged | enriched | reinforced | marginalized | restored | protected | ...
+    ids: tuple[int, ...]
+    detail: str = ''
+
+
+@dataclass(frozen=True)
+class StoreResult:
+    """What :meth:`BrainMem.store` did: a new unit, or a repeat folded into an existing one."""
+
+    unit: MemoryUnit
+    created: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """Counts and sizes of a memory."""
+
+    units: int
+    active_units: int
+    marginalized_units: int
+    protected_units: int
+    edges: int
+    queue_depth: int
+    index_kind: str
+    index_size: int
+    index_status: str
+    store_bytes: int
+    enrichment: dict[str, int]

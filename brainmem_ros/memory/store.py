@@ -1,0 +1,425 @@
+"""SQLite store: the source of truth for units, vectors, edges and facts.
+
+One connection guarded by one re-entrant lock: the node serves callbacks from
+several threads, and SQLite allows a single writer anyway. Every write happens
+inside :meth:`SqliteStore.atomic`, so a unit acknowledged to a caller is on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from brainmem_ros.errors import SchemaVersionError, StoreError
+from brainmem_ros.memory.config import StoreConfig
+from brainmem_ros.memory.schema import MIGRATIONS, SCHEMA_VERSION
+from brainmem_ros.memory.types import (
+    Edge,
+    EdgeKind,
+    Enrichment,
+    Entity,
+    MemoryUnit,
+    Outcome,
+    Pose,
+    StateChange,
+    UnitType,
+)
+
+_UNIT_COLUMNS = (
+    'id, stamp, type, episode_id, source, text, entities, actions, state_changes, outcome, '
+    'valence, importance, strength, access_count, last_access, protected, marginalized, pose, '
+    'valid_from, valid_until, repeats, enrichment'
+)
+
+
+def _entities_json(entities: Sequence[Entity]) -> str:
+    return json.dumps([[e.name, e.type, [list(a) for a in e.attributes]] for e in entities])
+
+
+def _changes_json(changes: Sequence[StateChange]) -> str:
+    return json.dumps([[c.object, c.attribute, c.before, c.after] for c in changes])
+
+
+def _pose_json(pose: Pose | None) -> str | None:
+    if pose is None:
+        return None
+    return json.dumps([pose.x, pose.y, pose.z, pose.qx, pose.qy, pose.qz, pose.qw, pose.frame])
+
+
+def _row_to_unit(row: sqlite3.Row | tuple[Any, ...]) -> MemoryUnit:
+    (uid, stamp, utype, episode, source, text, entities, actions, changes, outcome, valence,
+     importance, strength, access_count, last_access, protected, marginalized, pose,
+     valid_from, valid_until, repeats, enrichment) = row
+    pose_value = None
+    if pose is not None:
+        x, y, z, qx, qy, qz, qw, frame = json.loads(pose)
+        pose_value = Pose(x, y, z, qx, qy, qz, qw, frame)
+    return MemoryUnit(
+        id=uid, stamp=stamp, text=text, type=UnitType(utype), episode_id=episode, source=source,
+        entities=tuple(Entity(n, t, tuple((k, v) for k, v in a)) for n, t, a in json.loads(entities)),
+        actions=tuple(json.loads(actions)),
+        state_changes=tuple(StateChange(*c) for c in json.loads(changes)),
+        outcome=Outcome(outcome), valence=valence, importance=importance, strength=strength,
+        access_count=access_count, last_access=last_access, protected=bool(protected),
+        marginalized=bool(marginalized), pose=pose_value, valid_from=valid_from,
+        valid_until=valid_until, repeats=repeats, enrichment=Enrichment(enrichment),
+    )
+
+
+def _qmarks(n: int) -> str:
+    return ','.join('?' * n)
+
+
+class SqliteStore:
+    """Units, vectors, edges and facts in one SQLite file (WAL)."""
+
+    def __init__(self, path: Path, *, config: StoreConfig | None = None) -> None:
+        self.path = Path(path)
+        self.config = config or StoreConfig()
+        self._lock = threading.RLock()
+        self._depth = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fresh = not self.path.exists()
+            if fresh:
+                # Create the file 0600 ourselves: sqlite would use the umask.
+                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute(f'PRAGMA busy_timeout = {int(self.config.busy_timeout_ms)}')
+            mode = self._db.execute('PRAGMA journal_mode = WAL').fetchone()[0]
+            self._db.execute(f'PRAGMA synchronous = {self.config.synchronous}')
+            self._db.execute('PRAGMA foreign_keys = ON')
+            self._db.execute('PRAGMA cache_size = -65536')
+        except sqlite3.Error as exc:
+            msg = f'cannot open memory store {self.path}: {exc}'
+            raise StoreError(msg) from None
+        if mode.lower() != 'wal':
+            msg = f'cannot put {self.path} in WAL mode (got {mode})'
+            raise StoreError(msg)
+        self._migrate()
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        try:
+            version = self._db.execute('PRAGMA user_version').fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            msg = f'{self.path} is not a readable brainmem database: {exc}'
+            raise StoreError(msg) from None
+        if version > SCHEMA_VERSION:
+            msg = (f'{self.path} has schema version {version}, newer than this brainmem '
+                   f'({SCHEMA_VERSION}); upgrade brainmem_ros or use another data directory')
+            raise SchemaVersionError(msg)
+        with self.atomic():
+            for step in range(version, SCHEMA_VERSION):
+                for statement in _split_sql(MIGRATIONS[step]):
+                    self._db.execute(statement)
+            if version != SCHEMA_VERSION:
+                self._db.execute(f'PRAGMA user_version = {SCHEMA_VERSION}')
+
+    def close(self) -> None:
+        """Checkpoint the WAL and close."""
+        with self._lock:
+            try:
+                self._db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+            except sqlite3.Error:
+                pass  # a read-only or full disk must not stop a clean close
+            self._db.close()
+
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite3.Connection]:
+        """One transaction (nested calls join the outer one); rolls back on any error."""
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self._db
+                finally:
+                    self._depth -= 1
+                return
+            try:
+                self._db.execute('BEGIN IMMEDIATE')
+            except sqlite3.Error as exc:
+                msg = f'cannot write to memory store: {exc}'
+                raise StoreError(msg) from None
+            self._depth = 1
+            try:
+                yield self._db
+            except BaseException:
+                self._depth = 0
+                self._db.execute('ROLLBACK')
+                raise
+            self._depth = 0
+            try:
+                self._db.execute('COMMIT')
+            except sqlite3.Error as exc:
+                self._db.execute('ROLLBACK')
+                msg = f'cannot write to memory store: {exc}'
+                raise StoreError(msg) from None
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a read statement under the lock."""
+        with self._lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                msg = f'memory store read failed: {exc}'
+                raise StoreError(msg) from None
+
+    # -- meta ------------------------------------------------------------------------
+
+    def get_meta(self, key: str, default: str = '') -> str:
+        """A value of the meta table."""
+        rows = self.query('SELECT value FROM meta WHERE key = ?', (key,))
+        return str(rows[0][0]) if rows else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value of the meta table (inside the current transaction, if any)."""
+        with self.atomic() as db:
+            db.execute('INSERT INTO meta(key, value) VALUES (?, ?) '
+                       'ON CONFLICT(key) DO UPDATE SET value = excluded.value', (key, value))
+
+    def bump_generation(self) -> int:
+        """Count a change of the hot vector set; the index file records which it reflects."""
+        with self.atomic():
+            gen = int(self.get_meta('index_generation', '0')) + 1
+            self.set_meta('index_generation', str(gen))
+            return gen
+
+    # -- units -----------------------------------------------------------------------
+
+    def insert_unit(self, unit: MemoryUnit, vector: npt.NDArray[np.float32]) -> int:
+        """Insert ``unit`` (its id is ignored) with its vector and entity index rows."""
+        with self.atomic() as db:
+            pose = unit.pose
+            cur = db.execute(
+                'INSERT INTO units(stamp, type, episode_id, source, text, entities, entity_names, '
+                'actions, state_changes, outcome, valence, importance, strength, access_count, '
+                'last_access, protected, marginalized, pose, pose_frame, pose_x, pose_y, '
+                'valid_from, valid_until, repeats, enrichment) '
+                'VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
+                (unit.stamp, unit.type.value, unit.episode_id, unit.source, unit.text,
+                 _entities_json(unit.entities), ' '.join(e.name for e in unit.entities),
+                 json.dumps(list(unit.actions)), _changes_json(unit.state_changes),
+                 unit.outcome.value, unit.valence, unit.importance, unit.strength,
+                 unit.access_count, unit.last_access, int(unit.protected), int(unit.marginalized),
+                 _pose_json(pose), pose.frame if pose else None, pose.x if pose else None,
+                 pose.y if pose else None, unit.valid_from, unit.valid_until, unit.repeats,
+                 unit.enrichment.value))
+            uid = int(cur.lastrowid or 0)
+            db.execute('INSERT INTO vectors(unit_id, vector) VALUES (?, ?)',
+                       (uid, np.ascontiguousarray(vector, dtype=np.float32).tobytes()))
+            db.executemany('INSERT OR IGNORE INTO unit_entities(entity, unit_id) VALUES (?, ?)',
+                           [(e.key, uid) for e in unit.entities if e.key])
+            return uid
+
+    def update_content(self, unit: MemoryUnit) -> None:
+        """Rewrite a unit's extracted content (enrichment); the entity index follows."""
+        with self.atomic() as db:
+            db.execute(
+                'UPDATE units SET entities = ?, entity_names = ?, actions = ?, state_changes = ?, '
+                'outcome = ?, valence = ?, importance = ?, enrichment = ? WHERE id = ?',
+                (_entities_json(unit.entities), ' '.join(e.name for e in unit.entities),
+                 json.dumps(list(unit.actions)), _changes_json(unit.state_changes),
+                 unit.outcome.value, unit.valence, unit.importance, unit.enrichment.value, unit.id))
+            db.execute('DELETE FROM unit_entities WHERE unit_id = ?', (unit.id,))
+            db.executemany('INSERT OR IGNORE INTO unit_entities(entity, unit_id) VALUES (?, ?)',
+                           [(e.key, unit.id) for e in unit.entities if e.key])
+
+    def set_enrichment(self, uid: int, state: Enrichment, note: str = '') -> None:
+        """Record the enrichment state of one unit."""
+        with self.atomic() as db:
+            db.execute('UPDATE units SET enrichment = ?, enrichment_note = ? WHERE id = ?',
+                       (state.value, note[:500], uid))
+
+    def get_units(self, ids: Iterable[int]) -> dict[int, MemoryUnit]:
+        """Units by id (missing ids are absent from the result)."""
+        out: dict[int, MemoryUnit] = {}
+        id_list = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(id_list), 500):
+            chunk = id_list[start:start + 500]
+            for row in self.query(f'SELECT {_UNIT_COLUMNS} FROM units WHERE id IN ({_qmarks(len(chunk))})',
+                                  chunk):
+                unit = _row_to_unit(row)
+                out[unit.id] = unit
+        return out
+
+    def get_unit(self, uid: int) -> MemoryUnit | None:
+        """One unit, or None."""
+        return self.get_units([uid]).get(uid)
+
+    def existing_ids(self, ids: Iterable[int]) -> set[int]:
+        """The subset of ``ids`` that exist."""
+        id_list = list({int(i) for i in ids})
+        found: set[int] = set()
+        for start in range(0, len(id_list), 500):
+            chunk = id_list[start:start + 500]
+            found.update(r[0] for r in self.query(
+                f'SELECT id FROM units WHERE id IN ({_qmarks(len(chunk))})', chunk))
+        return found
+
+    def vectors(self, ids: Iterable[int]) -> dict[int, npt.NDArray[np.float32]]:
+        """Stored vectors by unit id."""
+        id_list = list(dict.fromkeys(int(i) for i in ids))
+        out: dict[int, npt.NDArray[np.float32]] = {}
+        for start in range(0, len(id_list), 500):
+            chunk = id_list[start:start + 500]
+            for uid, blob in self.query(
+                    f'SELECT unit_id, vector FROM vectors WHERE unit_id IN ({_qmarks(len(chunk))})', chunk):
+                out[uid] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def iter_vectors(self, *, marginalized: bool, batch: int = 20000
+                     ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
+        """All vectors of active (or of marginalized) units, in id order, in batches."""
+        last = -1
+        while True:
+            rows = self.query(
+                'SELECT v.unit_id, v.vector FROM vectors v JOIN units u ON u.id = v.unit_id '
+                'WHERE u.marginalized = ? AND v.unit_id > ? ORDER BY v.unit_id LIMIT ?',
+                (int(marginalized), last, batch))
+            if not rows:
+                return
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vecs = np.frombuffer(b''.join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            yield ids, vecs
+            last = int(ids[-1])
+
+    def count(self, where: str = '1', params: Sequence[Any] = ()) -> int:
+        """Number of units matching a fixed SQL condition."""
+        return int(self.query(f'SELECT COUNT(*) FROM units WHERE {where}', params)[0][0])
+
+    def max_id(self) -> int:
+        """Largest unit id (0 when empty)."""
+        return int(self.query('SELECT COALESCE(MAX(id), 0) FROM units')[0][0])
+
+    # -- candidate lookups (indexes only, never a scan of all units) -------------------
+
+    def units_with_entities(self, keys: Sequence[str], *, per_key: int,
+                            active_only: bool = True) -> dict[str, list[int]]:
+        """Most recent unit ids per entity key."""
+        out: dict[str, list[int]] = {}
+        cond = 'AND u.marginalized = 0' if active_only else ''
+        for key in dict.fromkeys(keys):
+            rows = self.query(
+                f'SELECT e.unit_id FROM unit_entities e JOIN units u ON u.id = e.unit_id '
+                f'WHERE e.entity = ? {cond} ORDER BY e.unit_id DESC LIMIT ?', (key, per_key))
+            out[key] = [r[0] for r in rows]
+        return out
+
+    def known_entities(self, keys: Sequence[str]) -> list[str]:
+        """The subset of ``keys`` that some unit mentions."""
+        return [k for k in dict.fromkeys(keys)
+                if self.query('SELECT 1 FROM unit_entities WHERE entity = ? LIMIT 1', (k,))]
+
+    def entity_keys_of(self, ids: Sequence[int]) -> dict[int, set[str]]:
+        """Entity keys per unit."""
+        out: dict[int, set[str]] = {int(i): set() for i in ids}
+        id_list = list(out)
+        for start in range(0, len(id_list), 500):
+            chunk = id_list[start:start + 500]
+            for key, uid in self.query(
+                    f'SELECT entity, unit_id FROM unit_entities WHERE unit_id IN ({_qmarks(len(chunk))})',
+                    chunk):
+                out[uid].add(key)
+        return out
+
+    def episode_before(self, episode_id: str, stamp: float, *, since: float,
+                       limit: int) -> list[tuple[int, float]]:
+        """(id, stamp) of the latest units of an episode at or before ``stamp``."""
+        return [(r[0], r[1]) for r in self.query(
+            'SELECT id, stamp FROM units WHERE episode_id = ? AND stamp <= ? AND stamp >= ? '
+            'ORDER BY stamp DESC, id DESC LIMIT ?', (episode_id, stamp, since, limit))]
+
+    def fts_search(self, match: str, *, limit: int, active_only: bool = True) -> list[int]:
+        """Unit ids ranked by BM25 for an FTS5 MATCH expression."""
+        cond = 'AND u.marginalized = 0' if active_only else ''
+        return [r[0] for r in self.query(
+            f'SELECT f.rowid FROM units_fts f JOIN units u ON u.id = f.rowid '
+            f'WHERE units_fts MATCH ? {cond} ORDER BY bm25(units_fts) LIMIT ?', (match, limit))]
+
+    # -- edges -----------------------------------------------------------------------
+
+    def add_edges(self, edges: Iterable[Edge]) -> None:
+        """Insert edges; an existing (src, dst, kind) keeps the larger weight."""
+        with self.atomic() as db:
+            db.executemany(
+                'INSERT INTO edges(src, dst, kind, weight) VALUES (?, ?, ?, ?) '
+                'ON CONFLICT(src, dst, kind) DO UPDATE SET weight = MAX(weight, excluded.weight)',
+                [(e.src, e.dst, e.kind.value, float(e.weight)) for e in edges if e.src != e.dst])
+
+    def strengthen_edge(self, src: int, dst: int, kind: EdgeKind, gain: float) -> None:
+        """Hebbian update: weight += gain * (1 - weight), creating the edge if absent."""
+        with self.atomic() as db:
+            db.execute(
+                'INSERT INTO edges(src, dst, kind, weight) VALUES (?, ?, ?, ?) '
+                'ON CONFLICT(src, dst, kind) DO UPDATE SET weight = weight + ? * (1 - weight)',
+                (src, dst, kind.value, gain, gain))
+
+    def edges_of(self, ids: Sequence[int], *, fanout: int) -> dict[int, list[Edge]]:
+        """The strongest ``fanout`` edges touching each unit, both directions."""
+        out: dict[int, list[Edge]] = {}
+        for uid in dict.fromkeys(ids):
+            rows = self.query(
+                'SELECT src, dst, kind, weight FROM ('
+                ' SELECT src, dst, kind, weight FROM edges WHERE src = ?'
+                ' UNION ALL SELECT src, dst, kind, weight FROM edges WHERE dst = ?'
+                ') ORDER BY weight DESC LIMIT ?', (uid, uid, fanout))
+            out[uid] = [Edge(s, d, EdgeKind(k), w) for s, d, k, w in rows]
+        return out
+
+    def edge_count(self) -> int:
+        """Number of edges."""
+        return int(self.query('SELECT COUNT(*) FROM edges')[0][0])
+
+    def all_edges(self) -> Iterator[Edge]:
+        """Every edge (export, pictures)."""
+        for s, d, k, w in self.query('SELECT src, dst, kind, weight FROM edges'):
+            yield Edge(s, d, EdgeKind(k), w)
+
+    # -- access statistics and dynamics ------------------------------------------------
+
+    def touch(self, ids: Sequence[int], now: float) -> None:
+        """Record a retrieval of ``ids``."""
+        with self.atomic() as db:
+            db.executemany('UPDATE units SET access_count = access_count + 1, last_access = ? '
+                           'WHERE id = ?', [(now, i) for i in ids])
+
+    def set_fields(self, uid: int, **values: Any) -> None:
+        """Update plain columns of one unit (names are fixed by callers, never user input)."""
+        cols = ', '.join(f'{k} = ?' for k in values)
+        with self.atomic() as db:
+            db.execute(f'UPDATE units SET {cols} WHERE id = ?', (*values.values(), uid))
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of the database and its WAL."""
+        total = 0
+        for suffix in ('', '-wal', '-shm'):
+            p = Path(str(self.path) + suffix)
+            if p.exists():
+                total += p.stat().st_size
+        return total
+
+
+def _split_sql(script: str) -> list[str]:
+    # executescript() would COMMIT our transaction; run statement by statement instead.
+    statements: list[str] = []
+    buf: list[str] = []
+    for line in script.splitlines():
+        buf.append(line)
+        joined = '\n'.join(buf).strip()
+        if joined.endswith(';') and sqlite3.complete_statement(joined):
+            statements.append(joined)
+            buf = []
+    if '\n'.join(buf).strip():
+        statements.append('\n'.join(buf).strip())
+    return statements
