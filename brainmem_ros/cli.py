@@ -1,0 +1,172 @@
+"""``brainmem``: talk to a running brainmem node, replay bags, export and draw a memory.
+
+    brainmem store "I opened the fridge" [--episode E] [--type action]
+    brainmem retrieve "keep the medicine cold" [--goal G] [-k 5]
+    brainmem reinforce 3 7 --reward 1.0
+    brainmem stats | consolidate
+    brainmem forget 3 --mode marginalize|restore|protect|unprotect|delete [--confirm]
+    brainmem context --episode E --goal G
+    brainmem replay BAG [--rate R] [--topics T ...] [--loop]
+    brainmem export DATA_DIR OUT_DIR
+    brainmem viz DATA_DIR OUT.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from brainmem_ros.errors import BrainMemError
+
+OFFLINE = ('export', 'viz')
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface (every sub-command is documented in the README)."""
+    parser = argparse.ArgumentParser(prog='brainmem', description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--ns', default='', help='namespace of the brainmem node (e.g. /robot1)')
+    parser.add_argument('--timeout', type=float, default=10.0, help='service timeout in seconds')
+    sub = parser.add_subparsers(dest='command', required=True)
+    p = sub.add_parser('store', help='store an observation')
+    p.add_argument('text')
+    p.add_argument('--episode', default='')
+    p.add_argument('--type', default='observation')
+    p.add_argument('--source', default='cli')
+    p = sub.add_parser('retrieve', help='retrieve memories for a query and goal')
+    p.add_argument('query')
+    p.add_argument('--goal', default='')
+    p.add_argument('--state', default='')
+    p.add_argument('-k', '--top-k', type=int, default=5)
+    p.add_argument('--episode', default='')
+    p.add_argument('--include-marginalized', action='store_true')
+    p = sub.add_parser('reinforce', help='reward memories that helped (or punish ones that misled)')
+    p.add_argument('ids', type=int, nargs='+')
+    p.add_argument('--reward', type=float, required=True)
+    p.add_argument('--note', default='')
+    sub.add_parser('stats', help='counts, queue depth, index and store size')
+    sub.add_parser('consolidate', help='run one consolidation cycle now')
+    p = sub.add_parser('forget', help='marginalize, restore, protect, unprotect or delete memories')
+    p.add_argument('ids', type=int, nargs='+')
+    p.add_argument('--mode', required=True,
+                   choices=['marginalize', 'restore', 'protect', 'unprotect', 'delete'])
+    p.add_argument('--confirm', action='store_true', help='required for --mode delete')
+    p = sub.add_parser('context', help='set the current episode and goal')
+    p.add_argument('--episode', default='')
+    p.add_argument('--goal', default='')
+    p.add_argument('--clear-goal', action='store_true')
+    p = sub.add_parser('replay', help='publish a rosbag2 (sqlite3 or mcap) into the ROS graph')
+    p.add_argument('bag', type=Path)
+    p.add_argument('--rate', type=float, default=1.0)
+    p.add_argument('--topics', nargs='*')
+    p.add_argument('--loop', action='store_true')
+    p = sub.add_parser('export', help='write units and edges to JSONL and GraphML (offline)')
+    p.add_argument('data_dir', type=Path)
+    p.add_argument('out_dir', type=Path)
+    p = sub.add_parser('viz', help='draw the memory graph to a PNG (offline)')
+    p.add_argument('data_dir', type=Path)
+    p.add_argument('out', type=Path)
+    return parser
+
+
+@contextmanager
+def ros_node(name: str) -> Iterator[Any]:
+    """An rclpy node spun in a background thread (clients wait on futures)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    rclpy.init()
+    node = rclpy.create_node(name)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        yield node
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+        thread.join(2)
+
+
+def print_recalled(items: Sequence[Any], out: Callable[[str], None] = print) -> None:
+    """A readable table of retrieval results."""
+    out(f'{"id":>4} {"score":>6} {"rel":>5} {"rec":>5} {"imp":>5} {"act":>5} {"str":>5}  text  [path]')
+    for r in items:
+        path = ' > '.join(map(str, r.path))
+        out(f'{r.id:>4} {r.score:6.3f} {r.relevance:5.2f} {r.recency:5.2f} {r.importance:5.2f} '
+            f'{r.activation:5.2f} {r.strength:5.2f}  {r.text[:70]}  [{path}]')
+
+
+def run_online(args: argparse.Namespace) -> int:
+    """Sub-commands that talk to the node."""
+    from brainmem_ros.ros.client import MemoryClient
+
+    with ros_node('brainmem_cli') as node:
+        if args.command == 'replay':
+            from brainmem_ros.ros.replay import replay
+
+            report = replay(node, args.bag, rate=args.rate, topics=args.topics, loop=args.loop)
+            print(f'replayed {report.messages} messages in {report.seconds:.1f} s: '
+                  + ', '.join(f'{t} x{n}' for t, n in report.per_topic.items()))
+            return 0
+        client = MemoryClient(node, namespace=args.ns, timeout=args.timeout)
+        if args.command == 'store':
+            r = client.store(args.text, episode_id=args.episode, type=args.type, source=args.source)
+            print(f'{r.message}: #{r.id} entities={[e.name for e in r.unit.entities]} '
+                  f'actions={list(r.unit.actions)} outcome={r.unit.outcome}')
+        elif args.command == 'retrieve':
+            print_recalled(client.retrieve(args.query, goal=args.goal, state=args.state,
+                                           top_k=args.top_k, episode_id=args.episode,
+                                           include_marginalized=args.include_marginalized))
+        elif args.command == 'reinforce':
+            r = client.reinforce(args.ids, args.reward, args.note)
+            print(r.message)
+            for u in r.units:
+                print(f'  #{u.id} strength={u.strength:.3f} valence={u.valence:+.2f}  {u.text[:60]}')
+        elif args.command == 'stats':
+            r = client.stats()
+            print(f'units={r.units} active={r.active_units} marginalized={r.marginalized_units} '
+                  f'protected={r.protected_units} edges={r.edges} queue={r.queue_depth} '
+                  f'index={r.index_kind} store_bytes={r.store_bytes}')
+            print(json.dumps(json.loads(r.details_json), indent=2))
+        elif args.command == 'consolidate':
+            print(client.consolidate().message)
+        elif args.command == 'forget':
+            print(client.forget(args.ids, args.mode, confirm=args.confirm).message)
+        elif args.command == 'context':
+            r = client.set_context(episode_id=args.episode, goal=args.goal, clear_goal=args.clear_goal)
+            print(f'episode={r.episode_id!r} goal={r.goal!r}')
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``brainmem`` command."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == 'export':
+            from brainmem_ros.export import export
+
+            for path in export(args.data_dir, args.out_dir):
+                print(f'wrote {path}')
+            return 0
+        if args.command == 'viz':
+            from brainmem_ros.export import draw
+
+            print(f'wrote {draw(args.data_dir, args.out)}')
+            return 0
+        return run_online(args)
+    except BrainMemError as exc:
+        print(f'brainmem: {exc}', file=sys.stderr)
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Thin ROS 2 layer over the memory core: parameters, conversions, node, client."""

@@ -1,0 +1,113 @@
+"""``MemoryClient``: typed, timeout-bounded access to a running brainmem node for planners."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rclpy.node import Node
+
+from brainmem_ros.errors import BrainMemError
+from brainmem_ros.msg import Observation
+from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, Stats, Store
+
+
+class MemoryServiceError(BrainMemError):
+    """The node answered success=false, or did not answer in time."""
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """One retrieved memory, as a planner uses it."""
+
+    id: int
+    text: str
+    score: float
+    relevance: float
+    recency: float
+    importance: float
+    activation: float
+    strength: float
+    valence: float
+    path: tuple[int, ...]
+    msg: Any
+
+
+class MemoryClient:
+    """Service clients of one brainmem node (``namespace`` is the robot's).
+
+    Calls are ``call_async`` + wait with a timeout, so the node that owns this client
+    must be spun by an executor in another thread (never call from a callback of
+    the same single-threaded executor).
+    """
+
+    def __init__(self, node: Node, *, namespace: str = '', timeout: float = 10.0) -> None:
+        self.node = node
+        self.timeout = timeout
+        prefix = namespace.rstrip('/') + '/' if namespace else ''
+        self._clients = {name: node.create_client(srv, prefix + name) for name, srv in (
+            ('store', Store), ('retrieve', Retrieve), ('reinforce', Reinforce),
+            ('consolidate', Consolidate), ('forget', Forget), ('stats', Stats),
+            ('set_context', SetContext))}
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every service is available."""
+        return all(c.wait_for_service(timeout_sec=timeout or self.timeout) for c in self._clients.values())
+
+    def call(self, name: str, request: Any) -> Any:
+        """Call a service; raise MemoryServiceError on timeout or success=false."""
+        client = self._clients[name]
+        if not client.wait_for_service(timeout_sec=self.timeout):
+            msg = f'brainmem service {client.srv_name} is not available'
+            raise MemoryServiceError(msg)
+        future = client.call_async(request)
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(self.timeout):
+            client.remove_pending_request(future)
+            msg = f'brainmem service {client.srv_name} did not answer within {self.timeout} s'
+            raise MemoryServiceError(msg)
+        response = future.result()
+        if not response.success:
+            raise MemoryServiceError(response.message)
+        return response
+
+    def store(self, text: str, **fields: Any) -> Any:
+        """Store an observation; returns the Store response (id, unit)."""
+        obs = Observation(text=text)
+        for key, value in fields.items():
+            setattr(obs, key, value)
+        return self.call('store', Store.Request(observation=obs))
+
+    def retrieve(self, query: str, *, goal: str = '', state: str = '', top_k: int = 0,
+                 **fields: Any) -> list[Recalled]:
+        """Retrieve memories for a query/goal."""
+        req = Retrieve.Request(query=query, goal=goal, current_state=state, top_k=top_k)
+        for key, value in fields.items():
+            setattr(req, key, value)
+        return [Recalled(m.unit.id, m.unit.text, m.score, m.relevance, m.recency, m.importance,
+                         m.activation, m.unit.strength, m.unit.valence, tuple(m.path), m)
+                for m in self.call('retrieve', req).memories]
+
+    def reinforce(self, ids: Sequence[int], reward: float, note: str = '') -> Any:
+        """Reward memories that were used."""
+        return self.call('reinforce', Reinforce.Request(ids=list(ids), reward=float(reward), note=note))
+
+    def consolidate(self) -> Any:
+        """Run a consolidation cycle."""
+        return self.call('consolidate', Consolidate.Request())
+
+    def forget(self, ids: Sequence[int], mode: str, *, confirm: bool = False) -> Any:
+        """Marginalize / restore / protect / unprotect / delete."""
+        return self.call('forget', Forget.Request(ids=list(ids), mode=mode, confirm=confirm))
+
+    def stats(self) -> Any:
+        """Counts and sizes."""
+        return self.call('stats', Stats.Request())
+
+    def set_context(self, *, episode_id: str = '', goal: str = '', clear_goal: bool = False) -> Any:
+        """Set the current episode and goal."""
+        return self.call('set_context', SetContext.Request(episode_id=episode_id, goal=goal,
+                                                           clear_goal=clear_goal))

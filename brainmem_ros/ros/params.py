@@ -1,0 +1,108 @@
+"""Every node parameter, declared once with a descriptor, loaded into typed config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+from rclpy.node import Node
+
+from brainmem_ros.errors import ConfigError
+from brainmem_ros.memory.config import MemoryConfig, describe
+
+# Options that may change while the node runs (validated by the on-set callback).
+RUNTIME_SECTIONS = ('retrieval.', 'dynamics.')
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """Node-level (transport) options; memory options live in MemoryConfig."""
+
+    data_dir: str = field(default='~/.ros/brainmem', metadata={
+        'description': 'directory of this robot\'s memory (SQLite + FAISS); created 0700'})
+    autostart: bool = field(default=True, metadata={
+        'description': 'configure and activate at start-up (no lifecycle manager needed)'})
+    observation_topic: str = field(default='observations', metadata={
+        'description': 'brainmem_ros/Observation input topic (relative: under the namespace)'})
+    text_topics: tuple[str, ...] = field(default=(), metadata={
+        'description': 'std_msgs/String topics whose messages become observations (source = topic)'})
+    pose_topic: str = field(default='', metadata={
+        'description': 'pose attached to observations without one ("" = none), e.g. /amcl_pose'})
+    pose_type: str = field(default='PoseWithCovarianceStamped', metadata={
+        'description': 'PoseStamped or PoseWithCovarianceStamped'})
+    episode_topic: str = field(default='episode', metadata={
+        'description': 'std_msgs/String topic that sets the current episode id'})
+    goal_topic: str = field(default='goal', metadata={
+        'description': 'std_msgs/String topic that sets the current goal'})
+    episode_id: str = field(default='', metadata={'description': 'initial episode id'})
+    events_topic: str = field(default='memory_events', metadata={
+        'description': 'brainmem_ros/MemoryEvent output topic'})
+    markers_topic: str = field(default='memory_markers', metadata={
+        'description': 'visualization_msgs/MarkerArray of memories at their poses'})
+    markers_period_s: float = field(default=2.0, metadata={
+        'description': 'marker republish period (0 = only on change)', 'range': (0.0, 3600.0)})
+    max_markers: int = field(default=500, metadata={
+        'description': 'most recent memories drawn as markers', 'range': (0, 100000)})
+    consolidate_period_s: float = field(default=0.0, metadata={
+        'description': 'consolidation timer period (0 = only on request)', 'range': (0.0, 1e7)})
+    qos_depth: int = field(default=50, metadata={
+        'description': 'queue depth of input subscriptions', 'range': (1, 10000)})
+    qos_reliable: bool = field(default=True, metadata={
+        'description': 'reliable (true) or best-effort (false) input subscriptions'})
+
+
+def _descriptor(name: str, description: str, bound: tuple[float, float] | None,
+                value: Any, *, read_only: bool) -> ParameterDescriptor:
+    d = ParameterDescriptor(name=name, description=description, read_only=read_only)
+    if bound is not None and not isinstance(value, bool):
+        if isinstance(value, int):
+            d.integer_range = [IntegerRange(from_value=int(bound[0]), to_value=int(bound[1]), step=0)]
+        elif isinstance(value, float):
+            d.floating_point_range = [FloatingPointRange(from_value=float(bound[0]),
+                                                         to_value=float(bound[1]), step=0.0)]
+    return d
+
+
+def parameter_names() -> list[str]:
+    """Every parameter the node declares (launch-file checks use this)."""
+    return [f.name for f in fields(NodeConfig)] + [f'memory.{k}' for k in describe()]
+
+
+def declare(node: Node) -> None:
+    """Declare all parameters with descriptors (ranges are enforced by rclpy too)."""
+    defaults = NodeConfig()
+    for f in fields(NodeConfig):
+        value = getattr(defaults, f.name)
+        if isinstance(value, tuple):
+            node.declare_parameter(f.name, list(value) or [''], ParameterDescriptor(
+                name=f.name, description=f.metadata['description'],
+                type=ParameterType.PARAMETER_STRING_ARRAY, read_only=True))
+            continue
+        node.declare_parameter(f.name, value, _descriptor(
+            f.name, f.metadata['description'], f.metadata.get('range'), value, read_only=True))
+    for key, (value, description, bound) in describe().items():
+        name = f'memory.{key}'
+        node.declare_parameter(name, value, _descriptor(
+            name, description, (bound.low, bound.high) if bound else None, value,
+            read_only=not key.startswith(RUNTIME_SECTIONS)))
+
+
+def load(node: Node) -> tuple[NodeConfig, MemoryConfig]:
+    """Read and validate all parameters; ConfigError names the first bad one."""
+    values: dict[str, Any] = {}
+    for f in fields(NodeConfig):
+        value = node.get_parameter(f.name).value
+        if f.name == 'text_topics':
+            value = tuple(t for t in (value or []) if t)
+        values[f.name] = value
+    cfg = NodeConfig(**values)
+    if cfg.pose_type not in ('PoseStamped', 'PoseWithCovarianceStamped'):
+        msg = f'pose_type={cfg.pose_type!r} must be PoseStamped or PoseWithCovarianceStamped'
+        raise ConfigError(msg)
+    if not cfg.data_dir.strip():
+        msg = 'data_dir is empty'
+        raise ConfigError(msg)
+    memory = MemoryConfig.from_mapping(
+        {k: node.get_parameter(f'memory.{k}').value for k in describe()})
+    return cfg, memory

@@ -1,0 +1,107 @@
+"""Helpers for tests that run the node over real DDS, in-process or as a process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def call(node: Node, srv_type: Any, name: str, request: Any, *, timeout: float = 30.0) -> Any:
+    """Call a service with call_async and a timeout (the executor spins elsewhere)."""
+    client = node.create_client(srv_type, name)
+    try:
+        if not client.wait_for_service(timeout_sec=timeout):
+            msg = f'service {name} not available'
+            raise TimeoutError(msg)
+        future = client.call_async(request)
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(timeout):
+            msg = f'service {name} did not answer within {timeout} s'
+            raise TimeoutError(msg)
+        return future.result()
+    finally:
+        node.destroy_client(client)
+
+
+@contextmanager
+def running_node(data_dir: Path, *, namespace: str = '', extra: dict[str, Any] | None = None
+                 ) -> Iterator[tuple[Any, Node]]:
+    """A configured, active BrainMemNode plus a client node, spinning in a thread."""
+    from brainmem_ros.ros.node import BrainMemNode
+
+    context = Context()
+    rclpy.init(context=context)
+    overrides = [Parameter('data_dir', value=str(data_dir)), Parameter('markers_period_s', value=0.0)]
+    overrides += [Parameter(k, value=v) for k, v in (extra or {}).items()]
+    node = BrainMemNode(context=context, namespace=namespace, parameter_overrides=overrides,
+                        automatically_declare_parameters_from_overrides=False)
+    client = rclpy.create_node('test_client', context=context, namespace=namespace)
+    executor = MultiThreadedExecutor(num_threads=4, context=context)
+    executor.add_node(node)
+    executor.add_node(client)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    try:
+        assert node.trigger_configure().to_label() == 'success'
+        assert node.trigger_activate().to_label() == 'success'
+        thread.start()
+        yield node, client
+    finally:
+        executor.shutdown()
+        node.release()
+        node.destroy_node()
+        client.destroy_node()
+        rclpy.try_shutdown(context=context)
+        thread.join(5)
+
+
+def node_env() -> dict[str, str]:
+    """Environment for a node process that runs this checkout's code."""
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join([str(REPO), env.get('PYTHONPATH', '')])
+    env.setdefault('PYTHONUNBUFFERED', '1')
+    return env
+
+
+@contextmanager
+def node_process(args: list[str], *, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``brainmem_node`` as its own process; SIGINT and a bounded wait on exit."""
+    with log.open('wb') as out:
+        proc = subprocess.Popen([sys.executable, '-m', 'brainmem_ros.ros.node', *args],
+                                env=node_env(), stdout=out, stderr=subprocess.STDOUT)
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+
+
+def wait_for(predicate: Any, *, timeout: float = 20.0, period: float = 0.05) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` passes."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(period)
+    return bool(predicate())

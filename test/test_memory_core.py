@@ -1,0 +1,136 @@
+"""The memory core on the real encoder, real SQLite and FAISS files."""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brainmem_ros.errors import InvalidInputError, UnknownIdError
+from brainmem_ros.memory import BrainMem, EdgeKind, MemoryConfig, Pose, UnitType
+
+T0 = 1_760_000_000.0  # a fixed clock: the suite is deterministic
+
+
+def test_store_extracts_links_and_persists(mem_factory: Any, tmp_path: Path) -> None:
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 100)
+    a = mem.store('I opened the fridge to get the milk', stamp=T0, episode_id='e1')
+    b = mem.store('The milk carton in the fridge is almost empty', stamp=T0 + 6, episode_id='e1')
+    assert {'fridge', 'milk'} <= {e.key for e in a.entities}
+    edges = mem.store_db.edges_of([b.id], fanout=20)[b.id]
+    kinds = {(e.kind, e.dst) for e in edges}
+    assert (EdgeKind.TEMPORAL, a.id) in kinds and (EdgeKind.ENTITY, a.id) in kinds
+    mem.close()
+    # Files are private to the robot's user.
+    assert stat.S_IMODE(os.stat(tmp_path / 'mem').st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(tmp_path / 'mem' / 'memory.db').st_mode) == 0o600
+    again: BrainMem = mem_factory(clock=lambda: T0 + 100)
+    assert again.index_status == 'loaded'
+    assert [u.text for u in again.get([a.id, b.id])] == [a.text, b.text]
+
+
+def test_index_rebuilt_when_file_damaged(mem_factory: Any, tmp_path: Path) -> None:
+    mem: BrainMem = mem_factory()
+    unit = mem.store('The red cup is on the kitchen table')
+    mem.close()
+    index_file = tmp_path / 'mem' / 'vectors.faiss'
+    data = bytearray(index_file.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    index_file.write_bytes(bytes(data))
+    again: BrainMem = mem_factory()
+    assert 'damaged' in again.index_status
+    assert again.retrieve('where is the red cup', top_k=1)[0].unit.id == unit.id
+
+
+def test_bad_inputs_name_the_problem(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    for text, needle in [('', 'empty'), ('x' * 5000, 'bytes'), ('bad \ud800 text', 'UTF-8'),
+                         ('nul\x00byte', 'NUL')]:
+        with pytest.raises(InvalidInputError, match=needle):
+            mem.store(text)
+    with pytest.raises(InvalidInputError, match='pose.x'):
+        mem.store('at the door', pose=Pose(math.nan, 0.0))
+    with pytest.raises(InvalidInputError, match='importance'):
+        mem.store('at the door', importance=42)
+    with pytest.raises(InvalidInputError, match='memory type'):
+        mem.store('at the door', type='dream')
+    unit = mem.store('at the door')
+    with pytest.raises(InvalidInputError, match='top_k'):
+        mem.retrieve('door', top_k=-1)
+    with pytest.raises(InvalidInputError, match='reversed'):
+        mem.retrieve('door', since=T0 + 10, until=T0)
+    with pytest.raises(UnknownIdError, match='99'):
+        mem.reinforce([unit.id, 99], reward=1.0)
+    with pytest.raises(InvalidInputError, match='reward'):
+        mem.reinforce([unit.id], reward=math.inf)
+    with pytest.raises(InvalidInputError, match='confirm'):
+        mem.forget([unit.id], mode='delete')
+    assert mem.stats().units == 1 and mem.get([unit.id])[0].strength == 1.0
+
+
+def test_reinforce_strengthens_and_links_co_used(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    a = mem.store('I stood on the chair to reach the book')
+    b = mem.store('The user thanked me for the book')
+    up = mem.reinforce([a.id, b.id], reward=1.0)
+    assert all(u.strength > 1.0 and u.valence > 0 for u in up)
+    edges = mem.store_db.edges_of([a.id], fanout=20)[a.id]
+    assert any(e.kind is EdgeKind.CO_USE and b.id in (e.src, e.dst) for e in edges)
+    down = mem.reinforce([a.id], reward=-1.0)[0]
+    assert down.strength < up[0].strength and down.valence < up[0].valence
+
+
+def test_consolidation_marginalizes_but_never_loses(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory(clock=lambda: T0)
+    core = mem.store('How to open doors: push the handle down, then pull', stamp=T0)
+    mem.protect([core.id])
+    peers = [mem.store(f'The hallway light number {i} flickered', stamp=T0 + i) for i in range(3)]
+    for day in range(1, 1001):
+        mem.consolidate(now=T0 + day * 86400.0)
+    stats = mem.stats()
+    assert stats.marginalized_units == 3 and stats.units == 4
+    kept = mem.get([core.id])[0]
+    assert kept.strength == pytest.approx(1.0) and not kept.marginalized
+    hits = mem.retrieve('hallway light flickered', top_k=5)
+    assert {h.unit.id for h in hits}.isdisjoint({p.id for p in peers})
+    hits = mem.retrieve('hallway light flickered', top_k=5, include_marginalized=True)
+    assert {p.id for p in peers} <= {h.unit.id for h in hits}
+    assert mem.forget([peers[0].id], mode='restore') == [peers[0].id]
+    assert peers[0].id in {h.unit.id for h in mem.retrieve('hallway light flickered', top_k=5)}
+
+
+def test_near_duplicates_fold_into_one_unit(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    first = mem.store_ex('The TV remote is on the sofa', stamp=T0, episode_id='e', pose=Pose(1, 1))
+    again = mem.store_ex('The TV remote is on the sofa.', stamp=T0 + 5, episode_id='e', pose=Pose(1.1, 1))
+    assert first.created and not again.created and again.unit.id == first.unit.id
+    assert again.unit.repeats == 1 and mem.stats().units == 1
+    later = mem.store_ex('The TV remote is on the sofa', stamp=T0 + 3600, episode_id='e', pose=Pose(1, 1))
+    assert later.created
+
+
+def test_filters(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    k = mem.store('The kettle is on the kitchen counter', stamp=T0, episode_id='a', pose=Pose(1, 1))
+    mem.store('The kettle is boiling water now', stamp=T0 + 100, episode_id='b', pose=Pose(9, 9),
+              type='outcome')
+    ids = lambda hits: [h.unit.id for h in hits]  # noqa: E731
+    assert ids(mem.retrieve('kettle', episode_id='a')) == [k.id]
+    assert ids(mem.retrieve('kettle', until=T0 + 10)) == [k.id]
+    assert ids(mem.retrieve('kettle', near=Pose(1.5, 1), radius=1.0)) == [k.id]
+    assert ids(mem.retrieve('kettle', near=Pose(1.5, 1, frame='odom'), radius=1.0)) == []
+    assert k.id not in ids(mem.retrieve('kettle', types=[UnitType.OUTCOME]))
+
+
+def test_runtime_config_validation() -> None:
+    from brainmem_ros.errors import ConfigError
+
+    with pytest.raises(ConfigError, match='retrieval.hops'):
+        MemoryConfig.from_mapping({'retrieval.hops': 9})
+    with pytest.raises(ConfigError, match='unknown memory option'):
+        MemoryConfig.from_mapping({'retrieval.nope': 1})
+    assert MemoryConfig.from_mapping({'retrieval.w_rel': 1}).retrieval.w_rel == 1.0

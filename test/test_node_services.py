@@ -1,0 +1,134 @@
+"""The node's services over real DDS with the generated interfaces and the real encoder."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip('rclpy')
+
+from brainmem_ros.msg import Observation  # noqa: E402
+from brainmem_ros.srv import (  # noqa: E402
+    Consolidate,
+    Forget,
+    Reinforce,
+    Retrieve,
+    SetContext,
+    Stats,
+    Store,
+)
+
+from rosutil import call, running_node  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+
+def observation(text: str, **fields: object) -> Store.Request:
+    req = Store.Request()
+    req.observation = Observation(text=text, episode_id='kitchen-1', source='test')
+    for key, value in fields.items():
+        setattr(req.observation, key, value)
+    return req
+
+
+def test_store_retrieve_reinforce_over_dds(tmp_path: Path, model_paths: object) -> None:
+    with running_node(tmp_path / 'mem') as (_, client):
+        ids = []
+        for text in ['I opened the fridge to get the milk',
+                     'The knife was too dull to cut the bread',
+                     'I watered the plant in the living room']:
+            resp = call(client, Store, 'store', observation(text))
+            assert resp.success, resp.message
+            assert resp.unit.text == text and resp.id == resp.unit.id
+            ids.append(resp.id)
+        assert 'fridge' in [e.name for e in call(client, Store, 'store', observation(
+            'The fridge door is open')).unit.entities]
+
+        req = Retrieve.Request(query='keep the medicine cold', top_k=2)
+        resp = call(client, Retrieve, 'retrieve', req)
+        assert resp.success, resp.message
+        assert len(resp.memories) == 2
+        top = resp.memories[0]
+        assert 'fridge' in top.unit.text
+        assert top.score > 0 and 0 <= top.relevance <= 1 and list(top.path)[-1] == top.unit.id
+
+        before = top.unit.strength
+        resp = call(client, Reinforce, 'reinforce', Reinforce.Request(ids=[top.unit.id], reward=1.0))
+        assert resp.success, resp.message
+        assert resp.units[0].strength > before
+
+        stats = call(client, Stats, 'stats', Stats.Request())
+        assert stats.success and stats.units == 4 and stats.index_kind
+
+
+def test_bad_requests_get_clear_errors(tmp_path: Path, model_paths: object) -> None:
+    with running_node(tmp_path / 'mem') as (_, client):
+        resp = call(client, Store, 'store', observation('   '))
+        assert not resp.success and 'empty' in resp.message
+
+        resp = call(client, Store, 'store', observation('x' * 5000))
+        assert not resp.success and 'bytes' in resp.message
+
+        req = observation('I am at the door', has_pose=True)
+        req.observation.pose.position.x = math.nan
+        resp = call(client, Store, 'store', req)
+        assert not resp.success and 'pose.x' in resp.message
+
+        resp = call(client, Retrieve, 'retrieve', Retrieve.Request(query=''))
+        assert not resp.success and 'empty' in resp.message
+        resp = call(client, Retrieve, 'retrieve', Retrieve.Request(query='cup', top_k=-3))
+        assert not resp.success and 'top_k' in resp.message
+        resp = call(client, Retrieve, 'retrieve', Retrieve.Request(query='cup', top_k=100000))
+        assert not resp.success and 'top_k' in resp.message
+
+        resp = call(client, Reinforce, 'reinforce', Reinforce.Request(ids=[424242], reward=0.5))
+        assert not resp.success and '424242' in resp.message and list(resp.unknown_ids) == [424242]
+        resp = call(client, Reinforce, 'reinforce', Reinforce.Request(ids=[1], reward=3.0))
+        assert not resp.success and 'reward' in resp.message
+
+        stored = call(client, Store, 'store', observation('The red cup is on the table'))
+        resp = call(client, Forget, 'forget', Forget.Request(ids=[stored.id], mode='delete'))
+        assert not resp.success and 'confirm' in resp.message
+        resp = call(client, Forget, 'forget', Forget.Request(ids=[stored.id], mode='explode'))
+        assert not resp.success and 'mode' in resp.message
+        # Nothing above harmed the one good unit.
+        assert call(client, Stats, 'stats', Stats.Request()).units == 1
+
+
+def test_admin_services(tmp_path: Path, model_paths: object) -> None:
+    with running_node(tmp_path / 'mem') as (node, client):
+        resp = call(client, SetContext, 'set_context', SetContext.Request(episode_id='ep-7', goal='tidy up'))
+        assert resp.success and resp.episode_id == 'ep-7' and node.goal == 'tidy up'
+        stored = call(client, Store, 'store', Store.Request(observation=Observation(text='I put the book on the shelf')))
+        assert stored.unit.episode_id == 'ep-7'
+        resp = call(client, Forget, 'forget', Forget.Request(ids=[stored.id], mode='marginalize'))
+        assert resp.success and list(resp.changed) == [stored.id]
+        hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='book on the shelf'))
+        assert stored.id not in [m.unit.id for m in hits.memories]
+        hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='book on the shelf',
+                                                                   include_marginalized=True))
+        assert stored.id in [m.unit.id for m in hits.memories]
+        resp = call(client, Forget, 'forget', Forget.Request(ids=[stored.id], mode='restore'))
+        assert resp.success
+        resp = call(client, Consolidate, 'consolidate', Consolidate.Request())
+        assert resp.success, resp.message
+        resp = call(client, Forget, 'forget', Forget.Request(ids=[stored.id], mode='delete', confirm=True))
+        assert resp.success
+        assert call(client, Stats, 'stats', Stats.Request()).units == 0
+
+
+def test_memories_and_strengths_survive_restart(tmp_path: Path, model_paths: object) -> None:
+    data = tmp_path / 'mem'
+    with running_node(data) as (_, client):
+        first = call(client, Store, 'store', observation('I stood on the chair to reach the book'))
+        call(client, Store, 'store', observation('The dishwasher finished its cycle'))
+        reinforced = call(client, Reinforce, 'reinforce', Reinforce.Request(ids=[first.id], reward=0.8))
+        strength = reinforced.units[0].strength
+    with running_node(data) as (_, client):
+        stats = call(client, Stats, 'stats', Stats.Request())
+        assert stats.units == 2
+        hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='reach something high', top_k=1))
+        assert hits.memories[0].unit.id == first.id
+        assert hits.memories[0].unit.strength == pytest.approx(strength)
