@@ -20,9 +20,9 @@ FIXTURES = REPO.parent / 'shared' / 'data' / 'rosbag2_fixtures'
 @pytest.fixture(scope='session')
 def model_paths() -> object:
     """The default models, materialised into the model cache (as `make setup` does)."""
-    from brainmem_ros.encoders.models import materialise
+    from brainmem_ros.encoders.models import materialise_models
 
-    return materialise(skip_llm=True)
+    return materialise_models(include_llm=False)
 
 
 @pytest.fixture(scope='session')

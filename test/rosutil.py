@@ -16,6 +16,7 @@ from typing import Any
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -58,8 +59,8 @@ def running_node(data_dir: Path, *, namespace: str = '', extra: dict[str, Any] |
     executor.add_node(client)
     thread = threading.Thread(target=executor.spin, daemon=True)
     try:
-        assert node.trigger_configure().to_label() == 'success'
-        assert node.trigger_activate().to_label() == 'success'
+        assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
         thread.start()
         yield node, client
     finally:
@@ -68,7 +69,8 @@ def running_node(data_dir: Path, *, namespace: str = '', extra: dict[str, Any] |
         node.destroy_node()
         client.destroy_node()
         rclpy.try_shutdown(context=context)
-        thread.join(5)
+        if thread.is_alive():
+            thread.join(5)
 
 
 def node_env() -> dict[str, str]:

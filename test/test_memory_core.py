@@ -88,7 +88,8 @@ def test_consolidation_marginalizes_but_never_loses(mem_factory: Any) -> None:
     mem: BrainMem = mem_factory(clock=lambda: T0)
     core = mem.store('How to open doors: push the handle down, then pull', stamp=T0)
     mem.protect([core.id])
-    peers = [mem.store(f'The hallway light number {i} flickered', stamp=T0 + i) for i in range(3)]
+    peers = [mem.store(text, stamp=T0 + i) for i, text in enumerate(
+        ['The hallway light flickered', 'The garage door squeaked', 'The bathroom tap dripped'])]
     for day in range(1, 1001):
         mem.consolidate(now=T0 + day * 86400.0)
     stats = mem.stats()
@@ -98,7 +99,7 @@ def test_consolidation_marginalizes_but_never_loses(mem_factory: Any) -> None:
     hits = mem.retrieve('hallway light flickered', top_k=5)
     assert {h.unit.id for h in hits}.isdisjoint({p.id for p in peers})
     hits = mem.retrieve('hallway light flickered', top_k=5, include_marginalized=True)
-    assert {p.id for p in peers} <= {h.unit.id for h in hits}
+    assert hits[0].unit.id == peers[0].id
     assert mem.forget([peers[0].id], mode='restore') == [peers[0].id]
     assert peers[0].id in {h.unit.id for h in mem.retrieve('hallway light flickered', top_k=5)}
 
@@ -118,7 +119,10 @@ def test_filters(mem_factory: Any) -> None:
     k = mem.store('The kettle is on the kitchen counter', stamp=T0, episode_id='a', pose=Pose(1, 1))
     mem.store('The kettle is boiling water now', stamp=T0 + 100, episode_id='b', pose=Pose(9, 9),
               type='outcome')
-    ids = lambda hits: [h.unit.id for h in hits]  # noqa: E731
+
+    def ids(hits: list[Any]) -> list[int]:
+        return [h.unit.id for h in hits]
+
     assert ids(mem.retrieve('kettle', episode_id='a')) == [k.id]
     assert ids(mem.retrieve('kettle', until=T0 + 10)) == [k.id]
     assert ids(mem.retrieve('kettle', near=Pose(1.5, 1), radius=1.0)) == [k.id]

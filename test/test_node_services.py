@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from brainmem_ros.msg import Observation  # noqa: E402
-from brainmem_ros.srv import (  # noqa: E402
+from brainmem_ros.msg import Observation
+from brainmem_ros.srv import (
     Consolidate,
     Forget,
     Reinforce,
@@ -19,8 +19,7 @@ from brainmem_ros.srv import (  # noqa: E402
     Stats,
     Store,
 )
-
-from rosutil import call, running_node  # noqa: E402
+from rosutil import call, running_node
 
 pytestmark = pytest.mark.ros
 
@@ -101,7 +100,8 @@ def test_admin_services(tmp_path: Path, model_paths: object) -> None:
     with running_node(tmp_path / 'mem') as (node, client):
         resp = call(client, SetContext, 'set_context', SetContext.Request(episode_id='ep-7', goal='tidy up'))
         assert resp.success and resp.episode_id == 'ep-7' and node.goal == 'tidy up'
-        stored = call(client, Store, 'store', Store.Request(observation=Observation(text='I put the book on the shelf')))
+        req = Store.Request(observation=Observation(text='I put the book on the shelf'))
+        stored = call(client, Store, 'store', req)
         assert stored.unit.episode_id == 'ep-7'
         resp = call(client, Forget, 'forget', Forget.Request(ids=[stored.id], mode='marginalize'))
         assert resp.success and list(resp.changed) == [stored.id]

@@ -80,19 +80,20 @@ def check_text(text: str, name: str, *, max_bytes: int, required: bool) -> str:
 
 def default_embedder(config: EncoderConfig) -> Embedder:
     """The configured ONNX encoder (packaged all-MiniLM-L6-v2 unless paths are given)."""
-    from brainmem_ros.encoders.models import default_model_paths  # noqa: PLC0415
-    from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder  # noqa: PLC0415
+    from brainmem_ros.encoders.models import default_model_paths
+    from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
 
     paths = default_model_paths(Path(config.model_dir) if config.model_dir else None)
-    return OnnxEmbedder(Path(config.embedder_model) if config.embedder_model else paths.embedder_model,
-                        Path(config.tokenizer) if config.tokenizer else paths.tokenizer,
-                        max_tokens=config.max_tokens, threads=config.threads,
-                        batch_size=config.batch_size)
+    embedder: Embedder = OnnxEmbedder(
+        Path(config.embedder_model) if config.embedder_model else paths.embedder_model,
+        Path(config.tokenizer) if config.tokenizer else paths.tokenizer,
+        max_tokens=config.max_tokens, threads=config.threads, batch_size=config.batch_size)
+    return embedder
 
 
 def default_extractor() -> Extractor:
     """The rule-based grounded extractor of the fast path."""
-    from brainmem_ros.encoders.rules import RuleExtractor  # noqa: PLC0415
+    from brainmem_ros.encoders.rules import RuleExtractor
 
     return RuleExtractor()
 
@@ -119,6 +120,7 @@ class BrainMem:
         self.clock = clock
         self._on_event = on_event
         self._lock = threading.RLock()
+        self._closed = False
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.store_db = SqliteStore(self.path / DB_NAME, config=config.store)
         self._index_path = self.path / INDEX_NAME
@@ -163,7 +165,10 @@ class BrainMem:
         self.close()
 
     def close(self) -> None:
-        """Park pending enrichment, save the index, close the store."""
+        """Park pending enrichment, save the index, close the store (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
         if self.enrichment is not None:
             self.enrichment.stop()
         with self._lock:

@@ -91,7 +91,7 @@ class DynamicsConfig:
     reward_rate: float = opt(0.3, 0.0, 1.0, 'fraction of the gap to the bound a reward moves strength')
     valence_rate: float = opt(0.3, 0.0, 1.0, 'how far a reward pulls valence towards its sign')
     hebbian_rate: float = opt(0.2, 0.0, 1.0, 'co-use edge weight gain per joint reinforcement')
-    decay_per_day: float = opt(0.05, 0.0, 10.0, 'strength decay rate (exp) per day of consolidation time')
+    decay_per_day: float = opt(0.02, 0.0, 10.0, 'strength decay rate (exp) per day of consolidation time')
     access_gain: float = opt(0.02, 0.0, 1.0, 'strength gained per retrieval, folded in at consolidation')
     marginalize_below: float = opt(0.1, 0.0, 2.0, 'unprotected units weaker than this leave the hot index')
     prune_below: float = opt(0.02, 0.0, 1.0, 'edges weaker than this are pruned')

@@ -27,7 +27,7 @@ def merge(unit: MemoryUnit, entities: tuple[Entity, ...], actions: tuple[str, ..
           changes: tuple[StateChange, ...], importance: float | None, valence: float | None
           ) -> MemoryUnit:
     """The unit with grounded LLM output added; it can only touch this unit's own fields."""
-    from dataclasses import replace  # noqa: PLC0415
+    from dataclasses import replace
 
     keys = {e.key for e in unit.entities}
     change_keys = {(c.object, c.attribute) for c in unit.state_changes}
@@ -117,21 +117,20 @@ class EnrichmentWorker:
         except BrainMemError as exc:
             self.failed += 1
             mem.store_db.set_enrichment(uid, Enrichment.FAILED, str(exc))
-            mem._emit('enrichment_failed', [uid], str(exc))  # noqa: SLF001
+            mem._emit('enrichment_failed', [uid], str(exc))
             return
         enriched = merge(unit, extraction.entities, extraction.actions, extraction.state_changes,
                          extraction.importance, extraction.valence)
-        with mem._lock:  # noqa: SLF001
-            with mem.store_db.atomic():
-                mem.store_db.update_content(enriched)
-                if extraction.dropped:
-                    mem.store_db.set_enrichment(uid, Enrichment.DONE,
-                                                f'{extraction.dropped} ungrounded item(s) dropped')
-                if enriched.state_changes != unit.state_changes:
-                    dynamics.supersede(mem.store_db, enriched)
+        with mem._lock, mem.store_db.atomic():
+            mem.store_db.update_content(enriched)
+            if extraction.dropped:
+                mem.store_db.set_enrichment(uid, Enrichment.DONE,
+                                            f'{extraction.dropped} ungrounded item(s) dropped')
+            if enriched.state_changes != unit.state_changes:
+                dynamics.supersede(mem.store_db, enriched)
         self._relate(enriched)
         self.processed += 1
-        mem._emit('enriched', [uid], f'{len(enriched.entities)} entities')  # noqa: SLF001
+        mem._emit('enriched', [uid], f'{len(enriched.entities)} entities')
         mem.maybe_reflect()
 
     def _relate(self, unit: MemoryUnit) -> None:

@@ -76,7 +76,7 @@ class FlatIndex:
         if len(ids) == 0:
             return
         with self._lock:
-            self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))
+            self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))  # type: ignore[arg-type]
 
     def search(self, queries: npt.NDArray[np.float32], k: int
                ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:

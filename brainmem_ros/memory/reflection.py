@@ -40,7 +40,7 @@ def reflect(mem: BrainMem, *, now: float, force: bool = False) -> list[MemoryUni
     """Reflect when the importance since the last reflection passes the threshold."""
     cfg = mem.config.dynamics
     db = mem.store_db
-    with mem._lock:  # noqa: SLF001 - reflection is part of the facade, split out for size
+    with mem._lock:
         last = int(db.get_meta('last_reflection_id', '0'))
         rows = db.query('SELECT id, importance FROM units WHERE id > ? AND type != ? ORDER BY id',
                         (last, UnitType.REFLECTION.value))

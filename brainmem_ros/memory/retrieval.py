@@ -29,11 +29,14 @@ from brainmem_ros.memory.types import (
 _PART_WEIGHTS = (1.0, 0.85, 0.6)
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-_STOPWORDS = frozenset(
-    'a an the and or of to in on at by for with from is are was were be been it its this that '
-    'these those i me my we our you your he she they them what where when which who how why do '
-    'does did can could should would will shall may might must not no there here into onto over '
-    'under up down out off again then than so very just also have has had get got'.split())
+_STOPWORDS = frozenset({
+    'a', 'an', 'the', 'and', 'or', 'of', 'to', 'in', 'on', 'at', 'by', 'for', 'with', 'from', 'is',
+    'are', 'was', 'were', 'be', 'been', 'it', 'its', 'this', 'that', 'these', 'those', 'i', 'me', 'my',
+    'we', 'our', 'you', 'your', 'he', 'she', 'they', 'them', 'what', 'where', 'when', 'which', 'who',
+    'how', 'why', 'do', 'does', 'did', 'can', 'could', 'should', 'would', 'will', 'shall', 'may',
+    'might', 'must', 'not', 'no', 'there', 'here', 'into', 'onto', 'over', 'under', 'up', 'down', 'out',
+    'off', 'again', 'then', 'than', 'so', 'very', 'just', 'also', 'have', 'has', 'had', 'get', 'got',
+})
 
 
 @dataclass(frozen=True)

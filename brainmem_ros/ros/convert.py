@@ -30,7 +30,7 @@ def from_time(t: Time) -> float | None:
     """POSIX seconds, or None for the zero time ("unset")."""
     if t.sec == 0 and t.nanosec == 0:
         return None
-    return t.sec + t.nanosec * 1e-9
+    return float(t.sec + t.nanosec * 1e-9)
 
 
 def pose_from_msg(pose: PoseMsg, frame: str) -> Pose:

@@ -86,8 +86,8 @@ class BrainMemNode(LifecycleNode):
     def _llm(self, cfg: MemoryConfig) -> tuple[Any, Any]:
         if not cfg.encoder.llm_enabled:
             return None, None
-        from brainmem_ros.encoders.llama import LlamaExtractor, LlamaReasoner  # noqa: PLC0415
-        from brainmem_ros.encoders.models import default_model_paths  # noqa: PLC0415
+        from brainmem_ros.encoders.llama import LlamaExtractor, LlamaReasoner
+        from brainmem_ros.encoders.models import default_model_paths
 
         paths = default_model_paths(Path(cfg.encoder.model_dir) if cfg.encoder.model_dir else None)
         model = Path(cfg.encoder.llm_model) if cfg.encoder.llm_model else paths.llm
@@ -108,8 +108,8 @@ class BrainMemNode(LifecycleNode):
         h.append(self.create_subscription(Observation, cfg.observation_topic,
                                           self.observation_callback, qos, callback_group=g_in))
         for topic in cfg.text_topics:
-            h.append(self.create_subscription(
-                String, topic, lambda msg, t=topic: self.text_callback(msg, t), qos, callback_group=g_in))
+            h.append(self.create_subscription(String, topic, self._text_callback_for(topic), qos,
+                                              callback_group=g_in))
         if cfg.pose_topic:
             pose_cls = PoseStamped if cfg.pose_type == 'PoseStamped' else PoseWithCovarianceStamped
             h.append(self.create_subscription(pose_cls, cfg.pose_topic, self.pose_callback, qos,
@@ -152,7 +152,7 @@ class BrainMemNode(LifecycleNode):
 
     def _destroy(self, handle: Any) -> None:
         kind = type(handle).__name__
-        destroy: Callable[[Any], Any] = {
+        destroy: Callable[[Any], Any] = {  # type: ignore[assignment]
             'Subscription': self.destroy_subscription, 'Service': self.destroy_service,
             'Timer': self.destroy_timer}[kind]
         destroy(handle)
@@ -209,7 +209,7 @@ class BrainMemNode(LifecycleNode):
             fn()
         except BrainMemError as exc:
             self.get_logger().warning(f'{what} not stored: {exc}')
-        except Exception:  # noqa: BLE001 - perception must never take the node down
+        except Exception:
             self.get_logger().error(f'{what} not stored: internal error', throttle_duration_sec=1.0)
             logging.getLogger(__name__).exception('ingest failed')
 
@@ -218,6 +218,9 @@ class BrainMemNode(LifecycleNode):
         self._ingest('observation', lambda: self._memory().store_ex(
             msg.text, **convert.observation_kwargs(msg, episode_id=self.episode_id,
                                                    latest_pose=self._latest_pose)))
+
+    def _text_callback_for(self, topic: str) -> Callable[[String], None]:
+        return lambda msg: self.text_callback(msg, topic)
 
     def text_callback(self, msg: String, topic: str) -> None:
         """Store a plain-text caption from one of ``text_topics``."""
@@ -251,7 +254,7 @@ class BrainMemNode(LifecycleNode):
         except BrainMemError as exc:
             response.success = False  # type: ignore[attr-defined]
             response.message = str(exc)  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             logging.getLogger(__name__).exception('service failed')
             response.success = False  # type: ignore[attr-defined]
             response.message = f'internal error: {type(exc).__name__}: {exc}'  # type: ignore[attr-defined]
