@@ -62,6 +62,7 @@ class RetrievalConfig:
     valence_bias: float = opt(0.15, 0.0, 1.0, 'score x (1 + bias * valence)')
     recall_factor: int = opt(4, 1, 50, 'wide recall size = recall_factor x top_k')
     rrf_k: float = opt(60.0, 1.0, 1000.0, 'reciprocal-rank-fusion constant')
+    seed_sharpness: float = opt(3.0, 0.5, 10.0, 'seed activation = (relevance / best relevance) ^ this')
     hops: int = opt(2, 0, 4, 'spreading activation hops')
     hop_decay: float = opt(0.6, 0.0, 1.0, 'activation multiplier per hop')
     activation_threshold: float = opt(0.05, 0.0, 1.0, 'activation below this stops spreading')

@@ -160,8 +160,13 @@ class Retriever:
         fused = self.recall(q, qvecs, weights, width)
         if not fused:
             return []
-        top = max(fused.values())
-        seeds = {uid: score / top for uid, score in fused.items()}
+        vectors = self.store.vectors(fused)
+        relevance = {uid: _relevance(qvecs, weights, vec) for uid, vec in vectors.items()}
+        # Seeds start with their relevance relative to the best match, sharpened: the
+        # few memories that really match the query drive activation, the wide tail of
+        # recall barely does, so memories linked to the best matches can outrank it.
+        best = max(relevance.values(), default=0.0) or 1.0
+        seeds = {uid: (relevance.get(uid, 0.0) / best) ** cfg.seed_sharpness for uid in fused}
         activated = spread(seeds, lambda ids: self.store.edges_of(ids, fanout=cfg.fanout),
                            hops=cfg.hops, decay=cfg.hop_decay, threshold=cfg.activation_threshold,
                            max_activated=cfg.max_activated)
@@ -169,7 +174,7 @@ class Retriever:
         units = {uid: u for uid, u in units.items() if self._passes(u, q, seeded=uid in seeds)}
         if not units:
             return []
-        vectors = self.store.vectors(units)
+        vectors.update(self.store.vectors([uid for uid in units if uid not in vectors]))
         scored = [self._score(units[uid], vectors[uid], qvecs, weights, activated[uid], now=now, q=q)
                   for uid in units if uid in vectors]
         scored.sort(key=lambda s: (-s.score, -s.unit.id))
@@ -198,8 +203,7 @@ class Retriever:
     def _score(self, unit: MemoryUnit, vector: npt.NDArray[np.float32], qvecs: npt.NDArray[np.float32],
                weights: Sequence[float], act: Activation, *, now: float, q: Query) -> ScoredMemory:
         cfg = self.config
-        sims = qvecs @ vector
-        relevance = float(min(1.0, max(0.0, max(w * float(s) for w, s in zip(weights, sims, strict=True)))))
+        relevance = _relevance(qvecs, weights, vector)
         hours = max(0.0, now - unit.last_access) / 3600.0
         recency = math.exp(-cfg.recency_lambda * hours)
         importance = min(1.0, max(0.0, unit.importance / 10.0))
@@ -211,3 +215,10 @@ class Retriever:
             factor *= cfg.superseded_factor
         return ScoredMemory(unit=unit, score=base * factor,
                             parts=ScoreParts(relevance, recency, importance, activation), path=act.path)
+
+
+def _relevance(qvecs: npt.NDArray[np.float32], weights: Sequence[float],
+               vector: npt.NDArray[np.float32]) -> float:
+    """Best weighted cosine between the query parts and a unit, clipped to [0, 1]."""
+    sims = qvecs @ vector
+    return float(min(1.0, max(0.0, *(w * float(s) for w, s in zip(weights, sims, strict=True)))))

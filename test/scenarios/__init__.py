@@ -1,0 +1,1 @@
+"""Scenario suite for goal-directed retrieval."""

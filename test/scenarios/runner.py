@@ -1,0 +1,54 @@
+"""Runs a scenario case against a fresh memory: graph retrieval and plain vector top-k."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from brainmem_ros.encoders.base import Embedder
+from brainmem_ros.memory import BrainMem
+
+from .cases import DISTRACTORS, Case
+
+T0 = 1_760_000_000.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What came back for one case."""
+
+    case: Case
+    graph: tuple[str, ...]       # keys (or '' for distractors) in graph-retrieval order
+    vector: tuple[str, ...]      # keys in plain vector top-k order
+
+    def recall(self, ranked: tuple[str, ...]) -> float:
+        """Fraction of expected keys found in ``ranked``."""
+        return sum(k in ranked for k in self.case.expect) / len(self.case.expect)
+
+
+def run_case(case: Case, path: Path, embedder: Embedder) -> Outcome:
+    """Store the distractors and the case's memories, then ask the question both ways."""
+    now = T0 + max(m.at for m in case.memories) + 60
+    with BrainMem.open(path, embedder=embedder, clock=lambda: now) as mem:
+        for i, text in enumerate(DISTRACTORS):
+            mem.store(text, stamp=T0 - 86400 + 600 * i, episode_id='background')
+        keys: dict[int, str] = {}
+        for m in case.memories:
+            keys[mem.store(m.text, stamp=T0 + m.at, episode_id=m.episode, type=m.type).id] = m.key
+        as_of = None if case.as_of is None else T0 + case.as_of
+        hits = mem.retrieve(case.query, goal=case.goal or None, top_k=case.k, as_of=as_of)
+        graph = tuple(keys.get(h.unit.id, '') for h in hits)
+        texts = [t for t in (case.query, case.goal) if t]
+        weights = np.asarray([1.0, 0.85][:len(texts)], dtype=np.float32)
+        qvecs = embedder.embed(texts)
+        scores, ids = mem.index.search(qvecs, case.k * 2)
+        best: dict[int, float] = {}
+        for row, w in enumerate(weights):
+            for s, i in zip(scores[row], ids[row], strict=True):
+                if i >= 0:
+                    best[int(i)] = max(best.get(int(i), -1.0), float(w * s))
+        top = sorted(best, key=lambda i: -best[i])[:case.k]
+        vector = tuple(keys.get(i, '') for i in top)
+    return Outcome(case, graph, vector)
