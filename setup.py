@@ -17,7 +17,8 @@ setup(
     # The bag reader's typestore reads our .msg files from share/brainmem_ros/msg.
     data_files=[('share/brainmem_ros/msg', glob('msg/*.msg'))],
     python_requires='>=3.10',
-    install_requires=['numpy', 'faiss-cpu', 'onnxruntime', 'tokenizers', 'PyYAML', 'rosbags', 'mcap', 'zstandard', 'lz4'],
+    install_requires=['numpy', 'faiss-cpu', 'onnxruntime', 'tokenizers', 'PyYAML', 'rosbags', 'mcap',
+                      'zstandard', 'lz4'],
     extras_require={'llm': ['llama-cpp-python']},
     entry_points={'console_scripts': [
         'brainmem = brainmem_ros.cli:main',

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from scenarios.cases import CASES, Case
 from scenarios.runner import run_case
 

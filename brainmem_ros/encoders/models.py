@@ -158,8 +158,8 @@ def _import_package(package: str) -> object:
 def materialise_embedder(model_dir: Path) -> tuple[Path, Path]:
     """Copy the int8 ONNX encoder and extract its tokenizer into ``model_dir``."""
     onnx_pkg = _import_package(_ONNX_PACKAGE)
-    source = Path(getattr(onnx_pkg, 'model_path')())
-    onnx_sha = str(getattr(onnx_pkg, 'SHA256'))
+    source = Path(onnx_pkg.model_path())
+    onnx_sha = str(onnx_pkg.SHA256)
     if not source.is_file():
         msg = f'{_ONNX_PACKAGE} is installed but its model file is missing: {source}'
         raise ModelError(msg)
@@ -186,8 +186,8 @@ def materialise_embedder(model_dir: Path) -> tuple[Path, Path]:
 def materialise_llm(model_dir: Path) -> Path:
     """Assemble the Gemma 3 270M GGUF from its chunk packages into ``model_dir``."""
     llm_pkg = _import_package(_LLM_PACKAGE)
-    expected = str(getattr(llm_pkg, 'EXPECTED_SHA256'))
-    assemble = getattr(llm_pkg, 'assemble')
+    expected = str(llm_pkg.EXPECTED_SHA256)
+    assemble = llm_pkg.assemble
 
     def produce(temp: Path) -> None:
         try:

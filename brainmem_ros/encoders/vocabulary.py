@@ -395,7 +395,7 @@ FAILURE_CUES: tuple[tuple[str, float], ...] = (
     (r"\btoo (?:dull|heavy|high|far|tight|big|small|slippery|narrow|low|full|hot|short|wide)\b", -0.4),
     (r"\btimed out\b|\btime-?out\b|\baborted\b|\bgave up\b|\berror\b", -0.5),
     (r"\bknocked (?:\w+ ){0,3}(?:over|off|down)\b|\bfell\b|\btipped over\b", -0.6),
-    (r"\bdid ?n[o']t (?:work|fit|open|close|move|budge)\b|\bwould ?n[o']t (?:fit|open|close|move|budge)\b", -0.5),
+    (r"\bdid ?n[o']t (?:work|fit|open|close|move|budge)\b|\bwould ?n[o']t (?:fit|open|close|move|budge)\b", -0.5),  # noqa: E501
 )
 
 #: (pattern, valence): success cues
