@@ -1,0 +1,1 @@
+"""Benchmarks (not run by CI); results are written under docs/."""
