@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +39,7 @@ from brainmem_ros.memory.types import (
 )
 
 TimeLike = float | int | datetime
+_NUMBER = re.compile(r'\d+(?:\.\d+)?')
 ForgetMode = Literal['marginalize', 'restore', 'protect', 'unprotect', 'delete']
 FORGET_MODES: tuple[str, ...] = ('marginalize', 'restore', 'protect', 'unprotect', 'delete')
 DB_NAME = 'memory.db'
@@ -284,6 +286,9 @@ class BrainMem:
                     unit.pose.distance(other.pose) > cfg.dedup_radius:
                 continue
             if (unit.pose is None) != (other.pose is None):
+                continue
+            # Numbers name things (room 214, cup 3, message 7): never fold them together.
+            if _NUMBER.findall(unit.text) != _NUMBER.findall(other.text):
                 continue
             return other
         return None

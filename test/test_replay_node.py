@@ -1,0 +1,48 @@
+"""Real rosbag2 files recorded by the ROS 2 project, replayed into a running node."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from brainmem_ros.ros.replay import replay
+from brainmem_ros.srv import Retrieve, Stats
+
+from conftest import FIXTURES
+from rosutil import call, running_node, wait_for
+
+pytestmark = pytest.mark.ros
+
+
+@pytest.mark.parametrize('bag', ['talker_sqlite3', 'talker_mcap'])
+def test_talker_bag_gives_one_unit_per_message(bag: str, tmp_path: Path, model_paths: object) -> None:
+    source = FIXTURES / bag
+    if not source.is_dir():
+        pytest.skip(f'fixture bag {source} not present')
+    copy = tmp_path / bag
+    shutil.copytree(source, copy)
+    with running_node(tmp_path / 'mem', extra={'text_topics': ['/topic']}) as (_, client):
+        report = replay(client, copy, rate=20.0, topics=['/topic'])
+        assert report.per_topic == {'/topic': 10}
+        assert wait_for(lambda: call(client, Stats, 'stats', Stats.Request()).units == 10)
+        hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='Hello, world! 7', top_k=3))
+        assert hits.memories[0].unit.text == 'Hello, world! 7'
+        assert hits.memories[0].unit.source == '/topic'
+
+
+def test_household_bag_attaches_poses(tmp_path: Path, model_paths: object) -> None:
+    from brainmem_ros.bags.episode import write_episode_bag
+
+    bag = write_episode_bag(tmp_path / 'household')
+    extra = {'text_topics': ['/captions'], 'pose_topic': '/amcl_pose', 'observation_topic':
+             '/brainmem/observations'}
+    with running_node(tmp_path / 'mem', extra=extra) as (node, client):
+        report = replay(client, bag, rate=50.0)
+        expected = report.per_topic['/brainmem/observations'] + report.per_topic['/captions']
+        assert wait_for(lambda: call(client, Stats, 'stats', Stats.Request()).units >= expected - 2)
+        hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='the milk in the fridge', top_k=3))
+        top = hits.memories[0].unit
+        assert top.has_pose and top.pose.header.frame_id == 'map'
+        assert 0.0 < top.pose.pose.position.x < 5.0  # the fridge is in the kitchen
