@@ -6,12 +6,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from brainmem_ros.ros.replay import replay
 from brainmem_ros.srv import Retrieve, Stats
-
 from conftest import FIXTURES
 from rosutil import call, running_node, wait_for
+
+from brainmem_ros.ros.replay import replay
 
 pytestmark = pytest.mark.ros
 
@@ -38,7 +37,7 @@ def test_household_bag_attaches_poses(tmp_path: Path, model_paths: object) -> No
     bag = write_episode_bag(tmp_path / 'household')
     extra = {'text_topics': ['/captions'], 'pose_topic': '/amcl_pose', 'observation_topic':
              '/brainmem/observations'}
-    with running_node(tmp_path / 'mem', extra=extra) as (node, client):
+    with running_node(tmp_path / 'mem', extra=extra) as (_, client):
         report = replay(client, bag, rate=50.0)
         expected = report.per_topic['/brainmem/observations'] + report.per_topic['/captions']
         assert wait_for(lambda: call(client, Stats, 'stats', Stats.Request()).units >= expected - 2)
