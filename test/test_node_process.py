@@ -1,0 +1,145 @@
+"""brainmem_node as its own process: params file, namespace, every service, SIGINT, persistence."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import rclpy
+import yaml
+from conftest import FIXTURES, REPO
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rosutil import node_env, node_process, wait_for
+
+from brainmem_ros.memory import BrainMem
+from brainmem_ros.ros.client import MemoryClient, MemoryServiceError
+from brainmem_ros.ros.replay import replay
+
+pytestmark = pytest.mark.ros
+
+
+class Planner:
+    """A client node spun in a background thread, as a planner would have."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node('planner', context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def client(self, namespace: str) -> MemoryClient:
+        client = MemoryClient(self.node, namespace=namespace, timeout=30.0)
+        assert client.wait(60.0), f'services of {namespace} not available'
+        return client
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+        self.thread.join(5)
+
+
+def params_file(tmp_path: Path, data_dir: Path, **extra: object) -> Path:
+    params = {'data_dir': str(data_dir), 'markers_period_s': 0.0, 'text_topics': ['/topic'], **extra}
+    path = tmp_path / f'params_{data_dir.name}.yaml'
+    path.write_text(yaml.safe_dump({'/**': {'ros__parameters': params}}))
+    return path
+
+
+def test_process_serves_everything_and_exits_cleanly(tmp_path: Path, model_paths: object) -> None:
+    data = tmp_path / 'robot1'
+    args = ['--ros-args', '--params-file', str(params_file(tmp_path, data)), '-r', '__ns:=/robot1']
+    planner = Planner()
+    try:
+        with node_process(args, log=tmp_path / 'node.log') as proc:
+            mem = planner.client('/robot1')
+            stored = mem.store('I opened the fridge to get the milk', episode_id='p1')
+            assert stored.id == 1
+            assert mem.retrieve('keep the medicine cold', top_k=1)[0].id == 1
+            assert mem.reinforce([1], 1.0).units[0].strength > 1.0
+            assert mem.set_context(episode_id='p2', goal='tidy').episode_id == 'p2'
+            assert mem.stats().units == 1
+            assert 'decayed' in mem.consolidate().message
+            assert list(mem.forget([1], 'protect').changed) == [1]
+            with pytest.raises(MemoryServiceError, match='unknown memory id'):
+                mem.reinforce([77], 0.5)
+            bag = tmp_path / 'talker'
+            import shutil
+
+            shutil.copytree(FIXTURES / 'talker_mcap', bag)
+            replay(planner.node, bag, rate=20.0, topics=['/topic'])
+            assert wait_for(lambda: mem.stats().units == 11)
+            proc.send_signal(__import__('signal').SIGINT)
+            assert proc.wait(30) == 0, (tmp_path / 'node.log').read_text()
+    finally:
+        planner.close()
+    with BrainMem.open(data) as reopened:
+        assert reopened.stats().units == 11 and reopened.index_status == 'loaded'
+        unit = reopened.get([1])[0]
+        assert unit.protected and unit.strength > 1.0
+
+
+def test_two_namespaced_nodes_keep_separate_memories(tmp_path: Path, model_paths: object) -> None:
+    planner = Planner()
+    try:
+        with node_process(['--ros-args', '--params-file', str(params_file(tmp_path, tmp_path / 'a')),
+                           '-r', '__ns:=/robot_a'], log=tmp_path / 'a.log'), \
+             node_process(['--ros-args', '--params-file', str(params_file(tmp_path, tmp_path / 'b')),
+                           '-r', '__ns:=/robot_b'], log=tmp_path / 'b.log'):
+            a, b = planner.client('/robot_a'), planner.client('/robot_b')
+            a.store('Robot A parked next to the washing machine')
+            b.store('Robot B is charging in the garage')
+            b.store('Robot B saw a ball under the sofa')
+            assert a.stats().units == 1 and b.stats().units == 2
+            assert 'washing machine' in a.retrieve('where did you park?', top_k=1)[0].text
+            assert all('Robot B' in r.text for r in b.retrieve('where did you park?', top_k=5))
+    finally:
+        planner.close()
+
+
+def test_invalid_parameter_is_refused_at_start(tmp_path: Path) -> None:
+    path = params_file(tmp_path, tmp_path / 'bad', **{'memory': {'retrieval': {'hops': 9}}})
+    out = subprocess.run([sys.executable, '-m', 'brainmem_ros.ros.node', '--ros-args', '--params-file',
+                          str(path)], env=node_env(), capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert out.returncode != 0
+    assert 'hops' in out.stdout + out.stderr
+
+
+def test_cli_talks_to_a_running_node(tmp_path: Path, model_paths: object) -> None:
+    args = ['--ros-args', '--params-file', str(params_file(tmp_path, tmp_path / 'cli')), '-r', '__ns:=/r9']
+
+    def cli(*words: str) -> str:
+        out = subprocess.run([sys.executable, '-m', 'brainmem_ros.cli', '--ns', '/r9', *words],
+                             env=node_env(), capture_output=True, text=True, timeout=120, check=False)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out.stdout
+
+    with node_process(args, log=tmp_path / 'node.log'):
+        assert 'stored memory 1' in cli('store', 'The red cup is on the kitchen table', '--episode', 'e')
+        assert 'red cup' in cli('retrieve', 'where is the cup?', '-k', '1')
+        assert 'strength=' in cli('reinforce', '1', '--reward', '0.5')
+        assert 'units=1' in cli('stats')
+        assert 'marginalize: 1' in cli('forget', '1', '--mode', 'marginalize')
+        failed = subprocess.run([sys.executable, '-m', 'brainmem_ros.cli', '--ns', '/r9', 'forget', '1',
+                                 '--mode', 'delete'], env=node_env(), capture_output=True, text=True,
+                                timeout=120, check=False)
+        assert failed.returncode == 1 and 'confirm' in failed.stderr
+
+
+def test_every_cli_command_is_documented() -> None:
+    from brainmem_ros.cli import build_parser
+
+    readme = (REPO / 'README.md').read_text()
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == 'command')
+    for name in sub.choices:  # type: ignore[union-attr]
+        assert f'`brainmem {name}' in readme, f'brainmem {name} is not in the README'
