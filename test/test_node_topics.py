@@ -48,7 +48,8 @@ def test_events_markers_and_context_topics(tmp_path: Path, model_paths: object) 
         assert wait_for(lambda: node._latest_pose is not None and node.episode_id == 'evening-3')
         obs_pub.publish(Observation(text='The cat knocked the vase off the shelf'))
         assert wait_for(lambda: any(e.kind == 'created' for e in events))
-        stored = call(client, Store, 'store', Store.Request(observation=Observation(text='I swept up the vase')))
+        req = Store.Request(observation=Observation(text='I swept up the vase'))
+        stored = call(client, Store, 'store', req)
         assert stored.unit.episode_id == 'evening-3' and stored.unit.has_pose
         assert stored.unit.pose.pose.position.x == pytest.approx(2.5)
         assert wait_for(lambda: any(
