@@ -101,10 +101,8 @@ def test_relations_and_llm_reflection(mem_factory: Any) -> None:
 
 def test_deterministic_reflection_after_threshold(mem_factory: Any) -> None:
     mem: BrainMem = mem_factory()
-    created = []
     for i in range(40):
         mem.store(f'I checked the fridge temperature, reading {i}', importance=5.0)
-        created += [u for u in mem.get([mem.store_db.max_id()]) if u.type.value == 'reflection']
     # 150 / 5 = 30 units pass the threshold once: one reflection about the fridge.
     stats_units = mem.stats().units
     reflections = [u for u in mem.get(list(range(1, stats_units + 1))) if u.type.value == 'reflection']

@@ -138,3 +138,31 @@ def test_runtime_config_validation() -> None:
     with pytest.raises(ConfigError, match='unknown memory option'):
         MemoryConfig.from_mapping({'retrieval.nope': 1})
     assert MemoryConfig.from_mapping({'retrieval.w_rel': 1}).retrieval.w_rel == 1.0
+
+
+def test_new_state_supersedes_old_and_as_of_answers_then(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 10_000)
+    old = mem.store('The red cup is on the kitchen table.', stamp=T0)
+    new = mem.store('I moved the red cup to the sink.', stamp=T0 + 7200)
+    assert old.state_changes and new.state_changes
+    closed = mem.get([old.id])[0]
+    assert closed.valid_until == T0 + 7200 and new.valid_until is None
+    edges = mem.store_db.edges_of([new.id], fanout=20)[new.id]
+    assert any(e.kind is EdgeKind.SUPERSEDES and (e.src, e.dst) == (new.id, old.id) for e in edges)
+    assert [h.unit.id for h in mem.retrieve('where is the red cup?', top_k=1, as_of=T0 + 3600)] == [old.id]
+    assert mem.retrieve('where is the red cup?', top_k=1)[0].unit.id == new.id
+    assert mem.stats().units == 2  # nothing deleted
+
+
+def test_consolidation_replays_connected_mid_strength_units(mem_factory: Any) -> None:
+    config = MemoryConfig.from_mapping({'dynamics.replay_count': 1})
+    mem: BrainMem = mem_factory(config=config)
+    mem.store('The kitchen table is where the user eats', stamp=T0, episode_id='e')
+    for i, text in enumerate(['I set the kitchen table', 'I wiped the kitchen table',
+                              'The user put a vase on the kitchen table']):
+        mem.store(text, stamp=T0 + 10 * (i + 1), episode_id='e')
+    report = mem.consolidate(now=T0 + 30 * 86400)
+    assert len(report.replayed) == 1
+    replayed = mem.get(list(report.replayed))[0]
+    others = [u for u in mem.get([1, 2, 3, 4]) if u.id != replayed.id]
+    assert all(replayed.strength > u.strength for u in others)
