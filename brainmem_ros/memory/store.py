@@ -3,13 +3,21 @@
 One connection guarded by one re-entrant lock: the node serves callbacks from
 several threads, and SQLite allows a single writer anyway. Every write happens
 inside :meth:`SqliteStore.atomic`, so a unit acknowledged to a caller is on disk.
+
+Faults surface as :class:`StoreError` with SQLite's reason (disk full, read-only
+file system, malformed file), never as a raw ``sqlite3`` exception. A data
+directory that cannot be written (read-only mount) still opens, read-only: recall
+keeps working and every write is refused with a message.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import secrets
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -79,6 +87,36 @@ def _qmarks(n: int) -> str:
     return ','.join('?' * n)
 
 
+_MAX_ROWID = 2**63 - 1
+_PRIVATE = 0o600
+_log = logging.getLogger(__name__)
+
+
+def _valid_ids(ids: Iterable[int]) -> list[int]:
+    # Ids outside SQLite's INTEGER range cannot exist; binding them would raise
+    # OverflowError, so they simply count as unknown.
+    return [i for i in dict.fromkeys(int(i) for i in ids) if 0 < i <= _MAX_ROWID]
+
+
+def _make_private(path: Path) -> None:
+    # A file copied in with a looser mode (or left by an older version) is
+    # tightened: memories can be private (who lives where, what they said).
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return
+    if mode & 0o077:
+        try:
+            os.chmod(path, _PRIVATE)
+        except PermissionError as exc:
+            _log.warning('cannot make %s private (mode %o): %s', path, mode, exc.strerror)
+
+
+def _uri(path: Path, **params: str) -> str:
+    quoted = str(path.resolve()).replace('%', '%25').replace('?', '%3f').replace('#', '%23')
+    return f'file:{quoted}?' + '&'.join(f'{k}={v}' for k, v in params.items())
+
+
 class SqliteStore:
     """Units, vectors, edges and facts in one SQLite file (WAL)."""
 
@@ -87,12 +125,28 @@ class SqliteStore:
         self.config = config or StoreConfig()
         self._lock = threading.RLock()
         self._depth = 0
+        #: Why the store refuses writes ('' when it is writable).
+        self.read_only_reason = ''
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fresh = not self.path.exists()
-            if fresh:
-                # Create the file 0600 ourselves: sqlite would use the umask.
-                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
+        except OSError as exc:
+            msg = f'cannot create the data directory {self.path.parent}: {exc.strerror}'
+            raise StoreError(msg) from None
+        if not os.access(self.path.parent, os.W_OK) or \
+                (self.path.exists() and not os.access(self.path, os.W_OK)):
+            self._open_read_only()
+            return
+        try:
+            if not self.path.exists():
+                # Create the file 0600 ourselves: sqlite would use the umask. Its
+                # -wal and -shm files inherit the database file's mode.
+                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, _PRIVATE))
+            for suffix in ('', '-wal', '-shm'):
+                _make_private(Path(f'{self.path}{suffix}'))
+        except OSError as exc:
+            msg = f'cannot create memory store {self.path}: {exc.strerror}'
+            raise StoreError(msg) from None
+        try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute(f'PRAGMA busy_timeout = {int(self.config.busy_timeout_ms)}')
             mode = self._db.execute('PRAGMA journal_mode = WAL').fetchone()[0]
@@ -107,7 +161,43 @@ class SqliteStore:
             raise StoreError(msg)
         self._migrate()
 
+    def _open_read_only(self) -> None:
+        if not self.path.exists():
+            msg = f'cannot create memory store {self.path}: the data directory is not writable'
+            raise StoreError(msg)
+        self.read_only_reason = f'the data directory {self.path.parent} is not writable'
+        wal = Path(f'{self.path}-wal')
+        # Without a WAL holding commits, the main file is the whole truth and can be
+        # read as immutable (SQLite could not create its -shm file here anyway).
+        # With one, SQLite reads it read-only; it never skips a committed unit.
+        pending = wal.exists() and wal.stat().st_size > 0
+        uri = _uri(self.path, mode='ro') if pending else _uri(self.path, mode='ro', immutable='1')
+        try:
+            self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            self._db.execute(f'PRAGMA busy_timeout = {int(self.config.busy_timeout_ms)}')
+            version = self._db.execute('PRAGMA user_version').fetchone()[0]
+        except sqlite3.Error as exc:
+            msg = f'cannot open memory store {self.path} read-only: {exc}'
+            raise StoreError(msg) from None
+        self._check_version(version)
+        if version != SCHEMA_VERSION:
+            msg = (f'{self.path} has schema version {version} and needs an upgrade to '
+                   f'{SCHEMA_VERSION}, but {self.read_only_reason}')
+            raise StoreError(msg)
+        _log.warning('memory store %s opened read-only: %s', self.path, self.read_only_reason)
+
+    @property
+    def read_only(self) -> bool:
+        """True when the store was opened read-only (writes raise StoreError)."""
+        return bool(self.read_only_reason)
+
     # -- lifecycle -------------------------------------------------------------------
+
+    def _check_version(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            msg = (f'{self.path} has schema version {version}, newer than this brainmem '
+                   f'({SCHEMA_VERSION}); upgrade brainmem_ros or use another data directory')
+            raise SchemaVersionError(msg)
 
     def _migrate(self) -> None:
         try:
@@ -115,10 +205,7 @@ class SqliteStore:
         except sqlite3.DatabaseError as exc:
             msg = f'{self.path} is not a readable brainmem database: {exc}'
             raise StoreError(msg) from None
-        if version > SCHEMA_VERSION:
-            msg = (f'{self.path} has schema version {version}, newer than this brainmem '
-                   f'({SCHEMA_VERSION}); upgrade brainmem_ros or use another data directory')
-            raise SchemaVersionError(msg)
+        self._check_version(version)
         with self.atomic():
             for step in range(version, SCHEMA_VERSION):
                 for statement in _split_sql(MIGRATIONS[step]):
@@ -129,15 +216,22 @@ class SqliteStore:
     def close(self) -> None:
         """Checkpoint the WAL and close."""
         with self._lock:
-            try:
-                self._db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
-            except sqlite3.Error:
-                pass  # a read-only or full disk must not stop a clean close
+            if not self.read_only:
+                try:
+                    self._db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+                except sqlite3.Error as exc:
+                    # A full or read-only disk must not stop a clean close: the
+                    # WAL still holds every commit and is replayed on next open.
+                    _log.warning('WAL checkpoint of %s failed on close: %s', self.path, exc)
             self._db.close()
 
     @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
-        """One transaction (nested calls join the outer one); rolls back on any error."""
+        """One transaction (nested calls join the outer one); rolls back on any error.
+
+        SQLite failures inside the block (disk full, I/O error, read-only file)
+        leave as :class:`StoreError`; nothing of the transaction is kept.
+        """
         with self._lock:
             if self._depth:
                 self._depth += 1
@@ -146,6 +240,9 @@ class SqliteStore:
                 finally:
                     self._depth -= 1
                 return
+            if self.read_only:
+                msg = f'cannot write to memory store {self.path}: {self.read_only_reason}'
+                raise StoreError(msg)
             try:
                 self._db.execute('BEGIN IMMEDIATE')
             except sqlite3.Error as exc:
@@ -154,17 +251,38 @@ class SqliteStore:
             self._depth = 1
             try:
                 yield self._db
+            except sqlite3.Error as exc:
+                self._depth = 0
+                self._rollback()
+                msg = f'cannot write to memory store: {exc}'
+                raise StoreError(msg) from None
             except BaseException:
                 self._depth = 0
-                self._db.execute('ROLLBACK')
+                self._rollback()
                 raise
             self._depth = 0
             try:
                 self._db.execute('COMMIT')
             except sqlite3.Error as exc:
-                self._db.execute('ROLLBACK')
+                self._rollback()
                 msg = f'cannot write to memory store: {exc}'
                 raise StoreError(msg) from None
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled back by itself (disk full, I/O error);
+        # a second ROLLBACK would raise and hide the original error.
+        if self._db.in_transaction:
+            try:
+                self._db.execute('ROLLBACK')
+            except sqlite3.Error as exc:
+                _log.warning('rollback of %s failed: %s', self.path, exc)
+
+    def integrity_problems(self, *, quick: bool = False) -> list[str]:
+        """What ``PRAGMA integrity_check`` (or ``quick_check``) finds; [] when intact."""
+        pragma = 'quick_check' if quick else 'integrity_check'
+        rows = self.query(f'PRAGMA {pragma}')
+        found = [str(r[0]) for r in rows]
+        return [] if found == ['ok'] else found
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run a read statement under the lock."""
@@ -189,9 +307,16 @@ class SqliteStore:
                        'ON CONFLICT(key) DO UPDATE SET value = excluded.value', (key, value))
 
     def bump_generation(self) -> int:
-        """Count a change of the hot vector set; the index file records which it reflects."""
+        """Mark a change of the hot vector set; the index file records which it reflects.
+
+        A generation is a counter (high bits) plus 32 random bits, so it is never
+        reused: not after a lost ``-wal`` turned the counter back, and not by
+        another robot's store whose counter happens to be equal. An index file
+        therefore matches only the exact store state it was saved from.
+        """
         with self.atomic():
-            gen = int(self.get_meta('index_generation', '0')) + 1
+            count = int(self.get_meta('index_generation', '0')) >> 32
+            gen = ((count + 1) << 32) | secrets.randbits(32)
             self.set_meta('index_generation', str(gen))
             return gen
 
@@ -244,7 +369,7 @@ class SqliteStore:
     def get_units(self, ids: Iterable[int]) -> dict[int, MemoryUnit]:
         """Units by id (missing ids are absent from the result)."""
         out: dict[int, MemoryUnit] = {}
-        id_list = list(dict.fromkeys(int(i) for i in ids))
+        id_list = _valid_ids(ids)
         for start in range(0, len(id_list), 500):
             chunk = id_list[start:start + 500]
             for row in self.query(f'SELECT {_UNIT_COLUMNS} FROM units WHERE id IN ({_qmarks(len(chunk))})',
@@ -259,7 +384,7 @@ class SqliteStore:
 
     def existing_ids(self, ids: Iterable[int]) -> set[int]:
         """The subset of ``ids`` that exist."""
-        id_list = list({int(i) for i in ids})
+        id_list = _valid_ids(ids)
         found: set[int] = set()
         for start in range(0, len(id_list), 500):
             chunk = id_list[start:start + 500]
@@ -269,7 +394,7 @@ class SqliteStore:
 
     def vectors(self, ids: Iterable[int]) -> dict[int, npt.NDArray[np.float32]]:
         """Stored vectors by unit id."""
-        id_list = list(dict.fromkeys(int(i) for i in ids))
+        id_list = _valid_ids(ids)
         out: dict[int, npt.NDArray[np.float32]] = {}
         for start in range(0, len(id_list), 500):
             chunk = id_list[start:start + 500]
@@ -389,10 +514,22 @@ class SqliteStore:
     # -- access statistics and dynamics ------------------------------------------------
 
     def touch(self, ids: Sequence[int], now: float) -> None:
-        """Record a retrieval of ``ids``."""
-        with self.atomic() as db:
-            db.executemany('UPDATE units SET access_count = access_count + 1, last_access = ? '
-                           'WHERE id = ?', [(now, i) for i in ids])
+        """Record a retrieval of ``ids``.
+
+        Access statistics are a by-product of recall: on a full or read-only disk
+        they are dropped (with a warning) so that Retrieve keeps answering. Inside
+        a caller's transaction a failure propagates as usual.
+        """
+        with self._lock:
+            outermost = self._depth == 0
+            try:
+                with self.atomic() as db:
+                    db.executemany('UPDATE units SET access_count = access_count + 1, '
+                                   'last_access = ? WHERE id = ?', [(now, i) for i in ids])
+            except StoreError as exc:
+                if not outermost:
+                    raise
+                _log.warning('access statistics not recorded: %s', exc)
 
     def set_fields(self, uid: int, **values: Any) -> None:
         """Update plain columns of one unit (names are fixed by callers, never user input)."""
