@@ -178,6 +178,9 @@ class SqliteStore:
             version = self._db.execute('PRAGMA user_version').fetchone()[0]
         except sqlite3.Error as exc:
             msg = f'cannot open memory store {self.path} read-only: {exc}'
+            if pending and not Path(f'{self.path}-shm').exists():
+                msg += ('; its -wal holds commits that SQLite cannot read without a -shm file, '
+                        'which a read-only directory cannot get: mount it writable once to recover')
             raise StoreError(msg) from None
         self._check_version(version)
         if version != SCHEMA_VERSION:
