@@ -1,4 +1,14 @@
-"""Sentence embeddings with ONNX Runtime (default: all-MiniLM-L6-v2, int8)."""
+"""Sentence embeddings with ONNX Runtime and a Hugging Face ``tokenizer.json``.
+
+The default is all-MiniLM-L6-v2 (int8, 384-d); any encoder that outputs
+``last_hidden_state`` (pooled here) or an already pooled 2-D tensor works.
+
+>>> from brainmem_ros.encoders.models import materialise_models
+>>> paths = materialise_models(include_llm=False)
+>>> embedder = OnnxEmbedder(paths.embedder_model, paths.tokenizer)
+>>> embedder.embed(['I opened the fridge']).shape
+(1, 384)
+"""
 
 from __future__ import annotations
 
@@ -8,67 +18,142 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import onnxruntime as ort
+from tokenizers import Tokenizer
 
+from brainmem_ros.encoders.cache import LruCache
 from brainmem_ros.errors import ConfigError, ModelError
+
+POOLINGS = ('mean', 'cls')
+_TOKEN_INPUTS = ('input_ids', 'attention_mask', 'token_type_ids')
+
+
+def _require_file(path: Path, what: str) -> None:
+    if not path.is_file():
+        msg = f'{what} not found: {path} (run `make setup` or python -m brainmem_ros.encoders.models)'
+        raise ModelError(msg)
 
 
 class OnnxEmbedder:
-    """A transformer sentence encoder: tokenize, run, pool over the mask, L2-normalise."""
+    """Embedder running an ONNX sentence encoder on the CPU.
 
-    def __init__(self, model_path: Path, tokenizer_path: Path, *, max_tokens: int = 128,
-                 threads: int = 1, batch_size: int = 32, pooling: str = 'mean') -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
+    Texts are cut to ``max_tokens`` tokens and padded per batch of ``batch_size``;
+    vectors are mean-pooled over the attention mask (or the first token with
+    ``pooling='cls'``) and L2-normalised. ``cache_size`` recent texts are kept.
+    Safe to call from several threads.
+    """
 
-        for path, what in ((model_path, 'ONNX encoder model'), (tokenizer_path, 'tokenizer.json')):
-            if not Path(path).is_file():
-                msg = f'{what} not found: {path} (run `make setup` or set encoder paths)'
-                raise ModelError(msg)
-        if pooling not in ('mean', 'cls'):
-            msg = f'pooling must be mean or cls, got {pooling!r}'
+    def __init__(self, model_path: str | Path, tokenizer_path: str | Path, *,
+                 max_tokens: int = 128, threads: int = 1, batch_size: int = 32,
+                 pooling: str = 'mean', cache_size: int = 1024) -> None:
+        if max_tokens < 2 or threads < 1 or batch_size < 1 or cache_size < 0:
+            msg = (f'invalid embedder options: max_tokens={max_tokens} (>= 2), threads={threads} '
+                   f'(>= 1), batch_size={batch_size} (>= 1), cache_size={cache_size} (>= 0)')
             raise ConfigError(msg)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        try:
-            self._session = ort.InferenceSession(str(model_path), options,
-                                                 providers=['CPUExecutionProvider'])
-            self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        except Exception as exc:  # noqa: BLE001 - onnxruntime/tokenizers raise bare Exceptions
-            msg = f'cannot load encoder {model_path}: {exc}'
-            raise ModelError(msg) from None
-        self._tokenizer.enable_truncation(max_tokens)
-        self._tokenizer.enable_padding()
-        self._inputs = {i.name for i in self._session.get_inputs()}
-        # The tokenizer's padding/truncation state is shared: one batch at a time.
-        self._lock = threading.Lock()
-        self.batch_size = batch_size
-        self.pooling = pooling
-        self._dim = int(self._run(['dimension probe']).shape[1])
+        if pooling not in POOLINGS:
+            msg = f'unknown pooling {pooling!r} (expected one of: {", ".join(POOLINGS)})'
+            raise ConfigError(msg)
+        model_file = Path(model_path).expanduser()
+        tokenizer_file = Path(tokenizer_path).expanduser()
+        _require_file(model_file, 'ONNX embedding model')
+        _require_file(tokenizer_file, 'tokenizer.json')
+        self._pooling = pooling
+        self._batch_size = batch_size
+        self._tokenizer = _load_tokenizer(tokenizer_file, max_tokens)
+        # The Rust tokenizer object is shared mutable state behind PyO3; one caller
+        # at a time. ONNX Runtime's session.run is documented thread-safe.
+        self._tokenizer_lock = threading.Lock()
+        self._session = _load_session(model_file, threads)
+        declared = {i.name for i in self._session.get_inputs()}
+        missing = {'input_ids', 'attention_mask'} - declared
+        if missing:
+            msg = f'{model_file} lacks the inputs {sorted(missing)}; not a sentence encoder'
+            raise ModelError(msg)
+        self._inputs = tuple(name for name in _TOKEN_INPUTS if name in declared)
+        self._output = self._session.get_outputs()[0].name
+        self._cache: LruCache[str, npt.NDArray[np.float32]] = LruCache(cache_size)
+        self._dim = self._probe_dim()
 
     @property
     def dim(self) -> int:
-        """Vector dimension."""
+        """Vector dimension (read from the model)."""
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Unit-norm float32 vectors, one row per text."""
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        parts = [self._run(texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        return np.concatenate(parts).astype(np.float32)
+        """Return an array of shape ``(len(texts), dim)``, each row of unit norm."""
+        out = np.empty((len(texts), self._dim), dtype=np.float32)
+        todo: dict[str, list[int]] = {}
+        for row, text in enumerate(texts):
+            hit = self._cache.get(text)
+            if hit is not None:
+                out[row] = hit
+            else:
+                todo.setdefault(text, []).append(row)
+        # Similar lengths in one batch waste less padding.
+        pending = sorted(todo, key=len)
+        for start in range(0, len(pending), self._batch_size):
+            batch = pending[start:start + self._batch_size]
+            vectors = self._run(batch)
+            for text, vector in zip(batch, vectors, strict=True):
+                self._cache.put(text, vector)
+                out[todo[text]] = vector
+        return out
 
-    def _run(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        with self._lock:
-            encoded = self._tokenizer.encode_batch(list(texts))
-        ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
-        feeds = {'input_ids': ids, 'attention_mask': mask, 'token_type_ids': np.zeros_like(ids)}
-        hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
-        if self.pooling == 'cls':
-            pooled = hidden[:, 0, :]
+    def _run(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        with self._tokenizer_lock:
+            encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {'input_ids': ids, 'attention_mask': mask,
+                 'token_type_ids': np.array([e.type_ids for e in encodings], dtype=np.int64)}
+        try:
+            result = self._session.run([self._output], {k: feeds[k] for k in self._inputs})[0]
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's pybind errors share no base class
+            msg = f'ONNX embedding model failed: {exc}'
+            raise ModelError(msg) from None
+        hidden = np.asarray(result, dtype=np.float32)
+        if hidden.ndim == 3:
+            if self._pooling == 'cls':
+                pooled = hidden[:, 0, :]
+            else:
+                weights = mask[:, :, None].astype(np.float32)
+                pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        elif hidden.ndim == 2:
+            pooled = hidden  # the model pools itself
         else:
-            m = mask[..., None].astype(np.float32)
-            pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+            msg = f'unexpected ONNX output shape {hidden.shape}'
+            raise ModelError(msg)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
+        normalised: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return normalised
+
+    def _probe_dim(self) -> int:
+        shape = self._session.get_outputs()[0].shape
+        if shape and isinstance(shape[-1], int) and shape[-1] > 0:
+            return int(shape[-1])
+        return int(self._run(['dimension probe']).shape[1])
+
+
+def _load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception
+        msg = f'cannot read tokenizer {path}: {exc}'
+        raise ModelError(msg) from None
+    tokenizer.enable_truncation(max_length=max_tokens)
+    padding = tokenizer.padding or {}
+    tokenizer.enable_padding(pad_id=int(padding.get('pad_id', 0)),
+                             pad_token=str(padding.get('pad_token', '[PAD]')))
+    return tokenizer
+
+
+def _load_session(path: Path, threads: int) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    try:
+        return ort.InferenceSession(str(path), sess_options=options,
+                                    providers=['CPUExecutionProvider'])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's pybind errors share no base class
+        msg = f'cannot load ONNX model {path}: {exc}'
+        raise ModelError(msg) from None

