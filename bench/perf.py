@@ -1,0 +1,347 @@
+"""Scaling benchmarks at 10k / 100k / 1M units: open, memory, Retrieve, Store, consolidation.
+
+``python -m bench.perf [--sizes 10000 100000 1000000] [--skip-ros]`` records into the
+results file (see :mod:`bench.common`); :mod:`bench.report` renders docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    REPO,
+    bench_dir,
+    copy_store,
+    ensure_store,
+    load_embedder,
+    record,
+    summary_ms,
+    table,
+)
+from bench.corpus import Corpus, CorpusUnit, queries
+from brainmem_ros.encoders.base import Embedder
+from brainmem_ros.memory import BrainMem
+
+N_QUERIES = 200
+N_WARM = 10
+N_STORE = 300
+
+
+class StageTimer:
+    """Wall time spent inside chosen methods of live objects (wrapped on the instance)."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = defaultdict(float)
+
+    def wrap(self, obj: Any, name: str, label: str) -> None:
+        fn = getattr(obj, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.totals[label] += time.perf_counter() - t
+
+        setattr(obj, name, timed)
+
+
+def instrument_retrieve(mem: BrainMem) -> StageTimer:
+    """Time the parts of BrainMem.retrieve."""
+    timer = StageTimer()
+    timer.wrap(mem.retriever.embedder, 'embed', 'embed query (ONNX)')
+    timer.wrap(mem.index, 'search', 'vector search (FAISS)')
+    timer.wrap(mem.store_db, 'fts_search', 'lexical recall (FTS5/BM25)')
+    timer.wrap(mem.store_db, 'known_entities', 'entity recall (SQLite)')
+    timer.wrap(mem.store_db, 'units_with_entities', 'entity recall (SQLite)')
+    timer.wrap(mem.store_db, 'edges_of', 'activation: edges (SQLite, per unit)')
+    timer.wrap(mem.store_db, 'get_units', 'load units (SQLite + JSON)')
+    timer.wrap(mem.store_db, 'vectors', 'load vectors (SQLite)')
+    timer.wrap(mem.store_db, 'touch', 'touch accessed units (write)')
+    return timer
+
+
+def probe(store: Path) -> dict[str, Any]:
+    """Open time and RSS measured in a fresh process."""
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join([str(REPO), env.get('PYTHONPATH', '')])
+    out = subprocess.run([sys.executable, '-m', 'bench.probe', str(store)], env=env, check=True,
+                         capture_output=True, text=True, cwd=REPO)
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def retrieve_inprocess(store: Path, embedder: Embedder, n: int, *, profile: bool) -> dict[str, Any]:
+    """Retrieve latency in-process, with a per-stage breakdown (and a cProfile listing)."""
+    qs = queries(N_QUERIES + N_WARM)
+    with BrainMem.open(store, embedder=embedder) as mem:
+        for q in qs[:N_WARM]:
+            mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
+        timer = instrument_retrieve(mem)
+        lat: list[float] = []
+        for q in qs[N_WARM:]:
+            t = time.perf_counter()
+            mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
+            lat.append(time.perf_counter() - t)
+        total = sum(lat)
+        stages = {k: v / len(lat) * 1e3 for k, v in timer.totals.items()}
+        rest = total - sum(timer.totals.values())
+        stages['rest: fusion, spreading, rerank (Python)'] = rest / len(lat) * 1e3
+        listing = ''
+        if profile:
+            prof = cProfile.Profile()
+            prof.enable()
+            for q in qs[N_WARM:N_WARM + 50]:
+                mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
+            prof.disable()
+            buf = io.StringIO()
+            pstats.Stats(prof, stream=buf).sort_stats('tottime').print_stats(15)
+            listing = _trim_profile(buf.getvalue())
+        kind = mem.index.kind
+    return {**summary_ms(lat), 'stages_ms': stages, 'profile': listing, 'index_kind': kind, 'units': n}
+
+
+def _trim_profile(text: str) -> str:
+    # Keep the table, drop machine paths (the listing is committed to docs/).
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    start = next((i for i, ln in enumerate(lines) if ln.strip().startswith('ncalls')), 0)
+    return '\n'.join(_PATH_PREFIX.sub(r'\1/', ln) for ln in lines[start:])
+
+
+_PATH_PREFIX = re.compile(r'\S*/(brainmem_ros|site-packages|python3\.\d+)/')
+
+
+@contextmanager
+def ros_node(store: Path) -> Iterator[tuple[Any, Any]]:
+    """The real node on ``store``, with a client node, spinning in this process."""
+    sys.path.insert(0, str(REPO / 'test'))
+    from rosutil import running_node
+
+    with running_node(store, extra={'qos_depth': 1000}) as (node, client):
+        yield node, client
+
+
+def _call(client_node: Any, cli: Any, request: Any, timeout: float = 60.0) -> Any:
+    future = cli.call_async(request)
+    done = threading.Event()
+    future.add_done_callback(lambda _: done.set())
+    if not done.wait(timeout):
+        msg = 'service call timed out'
+        raise TimeoutError(msg)
+    return future.result()
+
+
+def retrieve_ros(store: Path) -> dict[str, Any]:
+    """Retrieve latency end to end through the ROS service (DDS round trip included)."""
+    from brainmem_ros.srv import Retrieve
+
+    qs = queries(N_QUERIES + N_WARM)
+    with ros_node(store) as (_node, client):
+        cli = client.create_client(Retrieve, 'retrieve')
+        if not cli.wait_for_service(timeout_sec=30):
+            msg = 'retrieve service not available'
+            raise TimeoutError(msg)
+        lat: list[float] = []
+        for i, q in enumerate(qs):
+            req = Retrieve.Request(query=q.query, goal=q.goal, current_state=q.state, top_k=10)
+            t = time.perf_counter()
+            resp = _call(client, cli, req)
+            if i >= N_WARM:
+                lat.append(time.perf_counter() - t)
+            if not resp.success:
+                msg = f'retrieve failed: {resp.message}'
+                raise RuntimeError(msg)
+        client.destroy_client(cli)
+    return summary_ms(lat)
+
+
+def _new_units(corpus: Corpus, n: int, count: int) -> list[CorpusUnit]:
+    return [u for u, _ in corpus.units(n, n + count)]
+
+
+def store_inprocess(store: Path, embedder: Embedder, corpus: Corpus, n: int) -> dict[str, Any]:
+    """Store fast-path throughput and latency, in-process, one observation after another."""
+    units = _new_units(corpus, n, N_STORE + N_WARM)
+    with BrainMem.open(store, embedder=embedder) as mem:
+        for u in units[:N_WARM]:
+            mem.store(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
+        timer = StageTimer()
+        timer.wrap(mem.embedder, 'embed', 'embed (ONNX)')
+        timer.wrap(mem.index, 'search', 'vector search (dedup + similar links)')
+        timer.wrap(mem, 'maybe_reflect', 'reflection check')
+        lat: list[float] = []
+        t0 = time.perf_counter()
+        for u in units[N_WARM:]:
+            t = time.perf_counter()
+            mem.store(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
+            lat.append(time.perf_counter() - t)
+        elapsed = time.perf_counter() - t0
+        stages = {k: v / len(lat) * 1e3 for k, v in timer.totals.items()}
+    return {**summary_ms(lat), 'per_s': len(lat) / elapsed, 'stages_ms': stages}
+
+
+def store_ros(store: Path, corpus: Corpus, n: int) -> dict[str, Any]:
+    """Store through the service (call after call) and through the observation topic (a burst)."""
+    from brainmem_ros.msg import MemoryEvent, Observation
+    from brainmem_ros.srv import Store
+
+    units = _new_units(corpus, n + N_STORE + N_WARM, 2 * N_STORE + N_WARM)
+
+    def observation(u: CorpusUnit) -> Any:
+        msg = Observation(text=u.text, episode_id=u.episode_id, source='bench', has_pose=True)
+        msg.header.frame_id = 'map'
+        msg.header.stamp.sec = int(u.stamp)
+        msg.pose.position.x, msg.pose.position.y = u.pose.x, u.pose.y
+        msg.pose.orientation.w = 1.0
+        return msg
+
+    with ros_node(store) as (_node, client):
+        cli = client.create_client(Store, 'store')
+        if not cli.wait_for_service(timeout_sec=30):
+            msg = 'store service not available'
+            raise TimeoutError(msg)
+        lat: list[float] = []
+        t0 = time.perf_counter()
+        for i, u in enumerate(units[:N_STORE + N_WARM]):
+            if i == N_WARM:
+                t0 = time.perf_counter()
+            t = time.perf_counter()
+            resp = _call(client, cli, Store.Request(observation=observation(u)))
+            if i >= N_WARM:
+                lat.append(time.perf_counter() - t)
+            if not resp.success:
+                msg = f'store failed: {resp.message}'
+                raise RuntimeError(msg)
+        service_s = time.perf_counter() - t0
+        client.destroy_client(cli)
+
+        seen = [0]
+        all_seen = threading.Event()
+        burst = units[N_STORE + N_WARM:]
+
+        def on_event(msg: Any) -> None:
+            # Reflection units are created along the way: count observations only.
+            if (msg.kind == 'created' and msg.detail != 'reflection') or msg.kind == 'merged':
+                seen[0] += 1
+                if seen[0] >= len(burst):
+                    all_seen.set()
+
+        sub = client.create_subscription(MemoryEvent, 'memory_events', on_event, 1000)
+        pub = client.create_publisher(Observation, 'observations', 1000)
+        end = time.monotonic() + 10
+        while pub.get_subscription_count() == 0 and time.monotonic() < end:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        t1 = time.perf_counter()
+        for u in burst:
+            pub.publish(observation(u))
+        ok = all_seen.wait(600)
+        topic_s = time.perf_counter() - t1
+        client.destroy_subscription(sub)
+        client.destroy_publisher(pub)
+    return {'service': {**summary_ms(lat), 'per_s': len(lat) / service_s},
+            'topic': {'per_s': seen[0] / topic_s, 'count': seen[0], 'complete': ok}}
+
+
+def consolidation(store: Path, embedder: Embedder) -> dict[str, Any]:
+    """A daily consolidation cycle, then one that marginalizes 5% of the units."""
+    with BrainMem.open(store, embedder=embedder) as mem:
+        last = float(mem.store_db.query('SELECT MAX(stamp) FROM units')[0][0])
+        mem.store_db.set_meta('last_consolidation', repr(last))
+        t = time.perf_counter()
+        daily = mem.consolidate(now=last + 86400.0)
+        daily_s = time.perf_counter() - t
+        with mem.store_db.atomic() as db:
+            db.execute('UPDATE units SET strength = 0.05 WHERE id % 20 = 0 AND protected = 0')
+        t = time.perf_counter()
+        weak = mem.consolidate(now=last + 86400.0 + 3600.0)
+        weak_s = time.perf_counter() - t
+        kind = mem.index.kind
+    return {'daily_s': daily_s, 'daily_marginalized': len(daily.marginalized),
+            'daily_pruned': daily.pruned_edges, 'marginalize_s': weak_s,
+            'marginalized': len(weak.marginalized), 'index_kind': kind}
+
+
+def run_size(corpus: Corpus, embedder: Embedder, n: int, *, ros: bool, profile: bool,
+             parts: set[str]) -> None:
+    """Every benchmark at one size; each result is recorded as soon as it exists."""
+    store = ensure_store(corpus, n)
+    key = str(n)
+    if 'open' in parts:
+        p = probe(store)
+        record('open', key, p)
+        print(f'[{n}] open {p["open_s"]:.2f} s, RSS {p["rss_after"] / 2**20:.0f} MB '
+              f'({p["rss_after"] / n:.0f} B/unit), index {p["index_kind"]}', flush=True)
+    if 'retrieve' in parts:
+        r = retrieve_inprocess(store, embedder, n, profile=profile)
+        record('retrieve_inprocess', key, r)
+        print(f'[{n}] retrieve in-process p50 {r["p50"]:.1f} ms p99 {r["p99"]:.1f} ms', flush=True)
+        print(table(['stage', 'ms/query'], [(k, f'{v:.1f}') for k, v in
+                                            sorted(r['stages_ms'].items(), key=lambda kv: -kv[1])]))
+        if ros:
+            rr = retrieve_ros(store)
+            record('retrieve_ros', key, rr)
+            print(f'[{n}] retrieve via ROS p50 {rr["p50"]:.1f} ms p99 {rr["p99"]:.1f} ms', flush=True)
+    if 'store' in parts or 'consolidate' in parts:
+        scratch = copy_store(n, 'write')
+        try:
+            if 'store' in parts:
+                s = store_inprocess(scratch, embedder, corpus, n)
+                record('store_inprocess', key, s)
+                print(f'[{n}] store in-process {s["per_s"]:.0f}/s (p50 {s["p50"]:.1f} ms, '
+                      f'p99 {s["p99"]:.1f} ms)', flush=True)
+                if ros:
+                    sr = store_ros(scratch, corpus, n)
+                    record('store_ros', key, sr)
+                    print(f'[{n}] store via service {sr["service"]["per_s"]:.0f}/s, '
+                          f'via topic {sr["topic"]["per_s"]:.0f}/s', flush=True)
+            if 'consolidate' in parts:
+                c = consolidation(scratch, embedder)
+                record('consolidate', key, c)
+                print(f'[{n}] consolidate daily {c["daily_s"]:.1f} s, with 5% marginalized '
+                      f'{c["marginalize_s"]:.1f} s', flush=True)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+ALL_PARTS = ('open', 'retrieve', 'store', 'consolidate')
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the scaling benchmarks."""
+    parser = argparse.ArgumentParser(prog='python -m bench.perf')
+    parser.add_argument('--sizes', type=int, nargs='+', default=[10_000, 100_000, 1_000_000])
+    parser.add_argument('--parts', nargs='+', default=list(ALL_PARTS), choices=ALL_PARTS)
+    parser.add_argument('--skip-ros', action='store_true')
+    args = parser.parse_args(argv)
+    # Our own DDS domain, this host only: never talk to another ROS graph.
+    os.environ.setdefault('ROS_DOMAIN_ID', str(100 + os.getpid() % 100))
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    embedder = load_embedder()
+    corpus = Corpus(embedder)
+    print(f'bench data in {bench_dir()}', flush=True)
+    for n in args.sizes:
+        run_size(corpus, embedder, n, ros=not args.skip_ros, profile=n == max(args.sizes),
+                 parts=set(args.parts))
+
+
+Runner = Callable[[list[str] | None], None]
+
+if __name__ == '__main__':
+    main()
