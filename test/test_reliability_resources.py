@@ -159,8 +159,6 @@ def test_read_only_directory_with_a_pending_wal(tmp_path: Path, embedder: Any) -
         store.close()
 
 
-@pytest.mark.xfail(strict=True, reason='needs brainmem.py: BrainMem.close()/save_index() must not '
-                   'write the index when the store is read-only (OSError EROFS today)')
 def test_brainmem_closes_cleanly_on_a_read_only_directory(tmp_path: Path, embedder: Any) -> None:
     data = tmp_path / 'mem'
     with BrainMem.open(data, embedder=embedder) as mem:
@@ -171,8 +169,6 @@ def test_brainmem_closes_cleanly_on_a_read_only_directory(tmp_path: Path, embedd
         mem.close()
 
 
-@pytest.mark.xfail(strict=True, reason='needs brainmem.py: a rebuilt index that cannot be saved '
-                   '(read-only or full disk) must be kept in memory, not raise OSError from open()')
 def test_brainmem_opens_read_only_directory_with_a_stale_index(tmp_path: Path, embedder: Any) -> None:
     data = tmp_path / 'mem'
     with BrainMem.open(data, embedder=embedder) as mem:

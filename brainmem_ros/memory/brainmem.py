@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
@@ -39,6 +40,7 @@ from brainmem_ros.memory.types import (
 )
 
 TimeLike = float | int | datetime
+_log = logging.getLogger(__name__)
 _NUMBER = re.compile(r'\d+(?:\.\d+)?')
 ForgetMode = Literal['marginalize', 'restore', 'protect', 'unprotect', 'delete']
 FORGET_MODES: tuple[str, ...] = ('marginalize', 'restore', 'protect', 'unprotect', 'delete')
@@ -128,16 +130,18 @@ class BrainMem:
         self._index_path = self.path / INDEX_NAME
         generation = int(self.store_db.get_meta('index_generation', '0'))
         index, why = load_index(self._index_path, dim=embedder.dim, generation=generation)
+        index_rebuilt = index is None
         if index is None:
             index = FlatIndex(embedder.dim)
             for ids, vecs in self.store_db.iter_vectors(marginalized=False):
                 index.add(ids, vecs)
             self.index_status = f'rebuilt from the store ({why})'
-            save_index(index, self._index_path, generation=generation)
         else:
             self.index_status = 'loaded'
         self.index = index
         self._unsaved = 0
+        if index_rebuilt:
+            self.save_index()
         self.retriever = Retriever(self.store_db, self.index, embedder, config.retrieval)
         self.enrichment: EnrichmentWorker | None = None
         if llm_extractor is not None:
@@ -177,12 +181,19 @@ class BrainMem:
             self.save_index()
             self.store_db.close()
 
-    def save_index(self) -> None:
-        """Write the hot index to disk (atomically) if it changed."""
+    def save_index(self) -> bool:
+        """Write the hot index to disk (atomically); False when the disk refused it."""
         with self._lock:
             generation = int(self.store_db.get_meta('index_generation', '0'))
-            save_index(self.index, self._index_path, generation=generation)
+            try:
+                save_index(self.index, self._index_path, generation=generation)
+            except OSError as exc:
+                # The index is derived from SQLite: when it cannot be written (read-only
+                # or full disk) it stays in memory and the next open rebuilds it.
+                _log.warning('vector index not saved (%s); it will be rebuilt on next open', exc)
+                return False
             self._unsaved = 0
+            return True
 
     def _emit(self, kind: str, ids: Iterable[int], detail: str = '') -> None:
         if self._on_event is not None:
