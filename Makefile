@@ -60,8 +60,10 @@ pytest: setup
 
 test: lint typecheck pytest
 
+# BENCH_ARGS="--sizes 10000 100000" for a shorter run (the 1M store takes ~10 min to build).
 bench: setup
-	$(PY) -m bench
+	$(PY) -m pip install --quiet -r requirements-bench.txt
+	$(PY) -m bench $(BENCH_ARGS)
 
 reliability: setup
 	$(PY) -m pytest -m reliability_long

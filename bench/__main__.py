@@ -1,15 +1,41 @@
-"""``make bench``: run every benchmark and regenerate its page under docs/."""
+"""``make bench``: run every benchmark and regenerate its page under docs/.
+
+``python -m bench [--sizes 10000 100000 1000000] [--skip-ros] [--only report]``: the
+scenario recall table (docs/retrieval.md), then the scaling benchmarks, the peers
+and the what-if prototypes at each size, then docs/benchmarks.md and its plots.
+Stores are built once and reused (see bench/common.py); the 1M store takes about
+10 minutes to build and about 5 GB of disk.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from bench import scenarios
+from bench import peers, perf, report, scenarios, whatif
+
+STEPS = ('scenarios', 'perf', 'peers', 'whatif', 'report')
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run all benchmarks."""
-    scenarios.main()
+    parser = argparse.ArgumentParser(prog='python -m bench')
+    parser.add_argument('--sizes', nargs='+', default=['10000', '100000', '1000000'])
+    parser.add_argument('--skip-ros', action='store_true', help='no end-to-end service numbers')
+    parser.add_argument('--only', nargs='+', choices=STEPS, default=list(STEPS))
+    args = parser.parse_args(argv)
+    sizes = [str(int(s)) for s in args.sizes]
+    if 'scenarios' in args.only:
+        scenarios.main()
+    if 'perf' in args.only:
+        perf.main(['--sizes', *sizes, *(['--skip-ros'] if args.skip_ros else [])])
+    if 'peers' in args.only:
+        peers.main(['--sizes', *sizes])
+    large = [s for s in sizes if int(s) >= 100_000]
+    if 'whatif' in args.only and large:
+        whatif.main(['--sizes', *large])
+    if 'report' in args.only:
+        report.main()
     return 0
 
 

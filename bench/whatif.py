@@ -1,0 +1,255 @@
+"""What would remove the costs: prototypes of the proposed changes, measured on the same stores.
+
+Benchmark code only; nothing here changes the package. Retrieve variants, each on
+top of the previous one:
+
+1. *shipped*: ``Retriever.run`` as it is;
+2. *+ batched edges*: one SQL query per hop for the whole frontier (``ROW_NUMBER()``
+   keeps each unit's strongest ``fanout`` edges) instead of one per unit;
+3. *+ light rerank*: score the activated units from their numeric columns only and
+   load full units (JSON) for the ``top_k`` returned;
+4. *+ bounded lexical recall*: BM25 over the FTS5 matches among the newest
+   ``LEXICAL_WINDOW`` units (a rowid range FTS5 seeks to) instead of over all matches.
+
+Store variant: ``store_many``-style batching, i.e. one encoder call and one
+transaction for 32 observations, against ``BrainMem.store`` one by one.
+
+``python -m bench.whatif [--sizes 100000 1000000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from bench.common import copy_store, ensure_store, load_embedder, record, summary_ms, table
+from bench.corpus import Corpus, queries
+from brainmem_ros.encoders.base import Embedder
+from brainmem_ros.memory import BrainMem
+from brainmem_ros.memory.graph import spread
+from brainmem_ros.memory.retrieval import Query, Retriever, _relevance
+from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.types import (
+    Edge,
+    EdgeKind,
+    MemoryUnit,
+    Pose,
+    ScoredMemory,
+    UnitType,
+)
+
+LEXICAL_WINDOW = 50_000
+N_QUERIES = 150
+BATCH = 32
+
+
+def edges_batched(store: SqliteStore, ids: Sequence[int], *, fanout: int) -> dict[int, list[Edge]]:
+    """The strongest ``fanout`` edges of every unit in ``ids``, one query per 400 units."""
+    out: dict[int, list[Edge]] = {int(i): [] for i in ids}
+    id_list = list(out)
+    for start in range(0, len(id_list), 400):
+        chunk = id_list[start:start + 400]
+        marks = ','.join('?' * len(chunk))
+        rows = store.query(
+            'SELECT u, src, dst, kind, weight FROM ('
+            ' SELECT u, src, dst, kind, weight,'
+            '  ROW_NUMBER() OVER (PARTITION BY u ORDER BY weight DESC) AS rn FROM ('
+            f'  SELECT src AS u, src, dst, kind, weight FROM edges WHERE src IN ({marks})'
+            f'  UNION ALL SELECT dst AS u, src, dst, kind, weight FROM edges WHERE dst IN ({marks})))'
+            ' WHERE rn <= ?', (*chunk, *chunk, fanout))
+        for u, s, d, k, w in rows:
+            out[u].append(Edge(s, d, EdgeKind(k), w))
+    return out
+
+
+_LIGHT = ('id, stamp, type, episode_id, importance, strength, valence, last_access, marginalized, '
+          'valid_from, valid_until, pose_frame, pose_x, pose_y')
+
+
+def light_units(store: SqliteStore, ids: Sequence[int]) -> dict[int, MemoryUnit]:
+    """Units with the columns filters and rerank read, and no JSON (text and entities empty)."""
+    out: dict[int, MemoryUnit] = {}
+    id_list = list(dict.fromkeys(int(i) for i in ids))
+    for start in range(0, len(id_list), 500):
+        chunk = id_list[start:start + 500]
+        for (uid, stamp, utype, episode, importance, strength, valence, last_access, marg,
+             valid_from, valid_until, frame, x, y) in store.query(
+                f'SELECT {_LIGHT} FROM units WHERE id IN ({",".join("?" * len(chunk))})', chunk):
+            out[uid] = MemoryUnit(id=uid, stamp=stamp, text='', type=UnitType(utype), episode_id=episode,
+                                  importance=importance, strength=strength, valence=valence,
+                                  last_access=last_access, marginalized=bool(marg),
+                                  pose=Pose(x, y, frame=frame) if frame is not None else None,
+                                  valid_from=valid_from, valid_until=valid_until)
+    return out
+
+
+class FastRetriever(Retriever):
+    """``Retriever.run`` with the proposed changes switched on one by one."""
+
+    def __init__(self, base: Retriever, *, batched: bool, light: bool) -> None:
+        super().__init__(base.store, base.index, base.embedder, base.config)
+        self.batched = batched
+        self.light = light
+
+    def run(self, q: Query, *, now: float) -> list[ScoredMemory]:
+        """Same steps as the shipped run(), with the cheaper data access."""
+        cfg = self.config
+        texts = [t for t, _ in q.parts]
+        weights = [w for _, w in q.parts]
+        qvecs = self.embedder.embed(texts)
+        width = max(q.top_k * cfg.recall_factor, q.top_k)
+        fused = self.recall(q, qvecs, weights, width)
+        if not fused:
+            return []
+        vectors: dict[int, npt.NDArray[np.float32]] = self.store.vectors(fused)
+        relevance = {uid: _relevance(qvecs, weights, vec) for uid, vec in vectors.items()}
+        best = max(relevance.values(), default=0.0) or 1.0
+        seeds = {uid: (relevance.get(uid, 0.0) / best) ** cfg.seed_sharpness for uid in fused}
+
+        def neighbours(ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
+            if self.batched:
+                return edges_batched(self.store, ids, fanout=cfg.fanout)
+            return self.store.edges_of(ids, fanout=cfg.fanout)
+
+        activated = spread(seeds, neighbours, hops=cfg.hops, decay=cfg.hop_decay,
+                           threshold=cfg.activation_threshold, max_activated=cfg.max_activated)
+        units = light_units(self.store, list(activated)) if self.light else self.store.get_units(activated)
+        units = {uid: u for uid, u in units.items() if self._passes(u, q, seeded=uid in seeds)}
+        if not units:
+            return []
+        vectors.update(self.store.vectors([uid for uid in units if uid not in vectors]))
+        scored = [self._score(units[uid], vectors[uid], qvecs, weights, activated[uid], now=now, q=q)
+                  for uid in units if uid in vectors]
+        scored.sort(key=lambda s: (-s.score, -s.unit.id))
+        top = scored[:q.top_k]
+        if self.light:
+            full = self.store.get_units([s.unit.id for s in top])
+            top = [ScoredMemory(full[s.unit.id], s.score, s.parts, s.path) for s in top if s.unit.id in full]
+        return top
+
+
+def windowed_fts(store: SqliteStore) -> Any:
+    """``fts_search`` restricted to the newest LEXICAL_WINDOW units."""
+    def search(match: str, *, limit: int, active_only: bool = True) -> list[int]:
+        cond = 'AND u.marginalized = 0' if active_only else ''
+        floor = store.max_id() - LEXICAL_WINDOW
+        return [r[0] for r in store.query(
+            f'SELECT f.rowid FROM units_fts f JOIN units u ON u.id = f.rowid '
+            f'WHERE units_fts MATCH ? AND f.rowid > ? {cond} ORDER BY bm25(units_fts) LIMIT ?',
+            (match, floor, limit))]
+    return search
+
+
+def retrieve_variants(store: Path, embedder: Embedder) -> dict[str, Any]:
+    """Latency of each variant and the overlap of its top-10 with the shipped one."""
+    qs = [Query(query=b.query, goal=b.goal, state=b.state, top_k=10) for b in queries(N_QUERIES, seed=23)]
+    out: dict[str, Any] = {}
+    with BrainMem.open(store, embedder=embedder) as mem:
+        now = float(mem.store_db.query('SELECT MAX(stamp) FROM units')[0][0]) + 3600.0
+        base = mem.retriever
+        shipped_fts = mem.store_db.fts_search
+        variants: list[tuple[str, Retriever, bool]] = [
+            ('shipped', base, False),
+            ('+ batched edges', FastRetriever(base, batched=True, light=False), False),
+            ('+ light rerank', FastRetriever(base, batched=True, light=True), False),
+            ('+ bounded lexical recall', FastRetriever(base, batched=True, light=True), True),
+        ]
+        def run(i: int, q: Query) -> tuple[float, list[int]]:
+            _, retriever, window = variants[i]
+            mem.store_db.fts_search = windowed_fts(mem.store_db) if window else shipped_fts  # type: ignore[method-assign]
+            t = time.perf_counter()
+            res = retriever.run(q, now=now)
+            return time.perf_counter() - t, [r.unit.id for r in res]
+
+        for q in qs[:5]:
+            for i in range(len(variants)):
+                run(i, q)
+        lat: list[list[float]] = [[] for _ in variants]
+        tops: list[list[list[int]]] = [[] for _ in variants]
+        # Round robin, starting with a different variant each query: the noise of a
+        # shared machine and the page cache's warm-up fall on every variant alike.
+        for j, q in enumerate(qs):
+            for step in range(len(variants)):
+                i = (j + step) % len(variants)
+                seconds, ids = run(i, q)
+                lat[i].append(seconds)
+                tops[i].append(ids)
+        for i, (name, _, _) in enumerate(variants):
+            overlap = float(np.mean([len(set(a) & set(b)) / max(1, len(a))
+                                     for a, b in zip(tops[0], tops[i], strict=True)]))
+            out[name] = {**summary_ms(lat[i]), 'overlap': overlap}
+            print(f'  {name}: p50 {out[name]["p50"]:.1f} ms p99 {out[name]["p99"]:.1f} ms '
+                  f'overlap {overlap:.2f}', flush=True)
+        mem.store_db.fts_search = shipped_fts  # type: ignore[method-assign]
+    return out
+
+
+class _Precomputed:
+    """An embedder that looks vectors up (they were computed in one batch beforehand)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.table: dict[str, npt.NDArray[np.float32]] = {}
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        missing = [t for t in texts if t not in self.table]
+        if missing:
+            for t, v in zip(missing, self.inner.embed(missing), strict=True):
+                self.table[t] = v
+        return np.stack([self.table[t] for t in texts])
+
+
+def store_batched(n: int, corpus: Corpus, embedder: Embedder, count: int = 320) -> dict[str, Any]:
+    """Store one by one vs in batches of 32 (one encoder call + one transaction per batch)."""
+    units = [u for u, _ in corpus.units(n + 5000, n + 5000 + 2 * count)]
+    scratch = copy_store(n, 'whatif')
+    out: dict[str, Any] = {}
+    pre = _Precomputed(embedder)
+    with BrainMem.open(scratch, embedder=pre) as mem:  # type: ignore[arg-type]
+        t = time.perf_counter()
+        for u in units[:count]:
+            mem.store(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
+        out['one by one'] = count / (time.perf_counter() - t)
+        t = time.perf_counter()
+        batch_units = units[count:]
+        for start in range(0, len(batch_units), BATCH):
+            batch = batch_units[start:start + BATCH]
+            pre.embed([u.text for u in batch])
+            with mem.store_db.atomic():
+                for u in batch:
+                    mem.store(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
+        out[f'batches of {BATCH}'] = len(batch_units) / (time.perf_counter() - t)
+    print(f'  store: {out}', flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the what-if prototypes."""
+    parser = argparse.ArgumentParser(prog='python -m bench.whatif')
+    parser.add_argument('--sizes', type=int, nargs='+', default=[100_000, 1_000_000])
+    args = parser.parse_args(argv)
+    embedder = load_embedder()
+    corpus = Corpus(embedder)
+    for n in args.sizes:
+        store = ensure_store(corpus, n)
+        print(f'[{n}] what if', flush=True)
+        variants = retrieve_variants(store, embedder)
+        rates = store_batched(n, corpus, embedder)
+        record('whatif', str(n), {'variants': variants, 'store_per_s': rates})
+        print(table(['variant', 'p50 ms', 'p99 ms', 'overlap'],
+                    [(k, f'{v["p50"]:.1f}', f'{v["p99"]:.1f}', f'{v["overlap"]:.2f}')
+                     for k, v in variants.items()]))
+
+
+if __name__ == '__main__':
+    main()
