@@ -7,10 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from brainmem_ros.msg import MemoryEvent, Observation
 from brainmem_ros.srv import Retrieve, Stats, Store
-
 from rosutil import call, running_node, wait_for
 
 pytestmark = [pytest.mark.ros, pytest.mark.llm]
