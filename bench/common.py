@@ -15,10 +15,16 @@ import numpy as np
 from bench.bulk import build_store
 from bench.corpus import Corpus
 from brainmem_ros.encoders.base import Embedder
+from brainmem_ros.memory.brainmem import DB_NAME, INDEX_NAME
+from brainmem_ros.memory.index import build_index, save_index
+from brainmem_ros.memory.store import SqliteStore
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / 'docs'
 CORPUS_VERSION = '1'
+# Bump when index.py's choice or calibration changes: stores keep their units, the
+# index is rebuilt.
+INDEX_VERSION = '2'
 
 
 def bench_dir() -> Path:
@@ -49,14 +55,42 @@ def ensure_store(corpus: Corpus, n: int) -> Path:
     """The bulk-built store of ``n`` corpus units, built once and reused."""
     path = bench_dir() / 'stores' / f'n{n}'
     stamp = path / 'bench-build.json'
-    if stamp.exists() and json.loads(stamp.read_text()).get('version') == CORPUS_VERSION:
+    info = json.loads(stamp.read_text()) if stamp.exists() else {}
+    if info.get('version') == CORPUS_VERSION:
+        if info.get('index_version') != INDEX_VERSION:
+            print(f'rebuilding the index of {path} ...', flush=True)
+            info.update(rebuild_index(path), index_version=INDEX_VERSION)
+            stamp.write_text(json.dumps(info))
         return path
     shutil.rmtree(path, ignore_errors=True)
     print(f'building a {n}-unit store in {path} ...', flush=True)
     report = build_store(path, corpus, n)
     print(f'  {report}', flush=True)
-    stamp.write_text(json.dumps({'version': CORPUS_VERSION, **report.__dict__}))
+    stamp.write_text(json.dumps({'version': CORPUS_VERSION, 'index_version': INDEX_VERSION,
+                                 **report.__dict__}))
     return path
+
+
+def rebuild_index(path: Path) -> dict[str, Any]:
+    """Rebuild and save a store's hot index, as BrainMem does when the file is unusable."""
+    store = SqliteStore(path / DB_NAME)
+    try:
+        generation = int(store.get_meta('index_generation', '0'))
+        t = time.perf_counter()
+        index = build_index(store_dim(store), lambda: store.iter_vectors(marginalized=False))
+        save_index(index, path / INDEX_NAME, generation=generation)
+        seconds = time.perf_counter() - t
+    finally:
+        store.close()
+    return {'index_s': seconds, 'index_kind': index.kind, 'index_bytes': (path / INDEX_NAME).stat().st_size}
+
+
+def store_dim(store: SqliteStore) -> int:
+    """Dimension of the stored vectors."""
+    for _ids, vecs in store.iter_vectors(marginalized=False, batch=1):
+        return int(vecs.shape[1])
+    msg = f'{store.path} holds no vectors'
+    raise ValueError(msg)
 
 
 def build_info(n: int) -> dict[str, Any]:
