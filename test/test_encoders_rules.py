@@ -289,3 +289,15 @@ def test_candidates_leave_out_what_rules_found() -> None:
 ])
 def test_guess_lemma(word: str, lemma: str) -> None:
     assert guess_lemma(word) == lemma
+
+
+def test_candidates_skip_fragments_and_quality_adjectives() -> None:
+    extractor = RuleExtractor()
+    for text, expected in [
+        ('Loaded the dishwasher with six plates and four glasses.', ()),   # rule said "glass"
+        ('Greeted Mr Patel at the door.', ()),                               # touches the rule's "mr"
+        ('Put the frozen peas back in the freezer.', ('peas',)),
+        ('A delivery driver left a parcel by the garage door.', ('delivery driver',)),
+    ]:
+        spans = [(s.start, s.end) for s in extractor.entity_spans(text)]
+        assert find_candidates(text, covered_spans=spans).entities == expected, text

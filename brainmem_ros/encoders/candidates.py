@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from brainmem_ros.encoders.grounding import VERB_SLOTS, is_nominal
 from brainmem_ros.encoders.tokens import Token, is_boundary, tokenize
 from brainmem_ros.encoders.vocabulary import (
+    COMPOUND_MODIFIERS,
     COPULAS,
     DETERMINERS,
+    MODIFIERS,
     NEGATIONS,
     NON_ACTION_VERBS,
     NOUN_TYPES,
@@ -30,6 +32,14 @@ MAX_PHRASE_WORDS = 3
 _STOP = DETERMINERS | PREPOSITIONS | NON_ACTION_VERBS | NEGATIONS | STATE_WORDS | frozenset({
     'and', 'or', 'but', 'so', 'then', 'while', 'when', 'because', 'it', 'them', 'i', 'me',
     'again', 'now', 'still', 'already', 'very', 'too', 'also', 'just',
+})
+# Quality adjectives are not part of a name (the labelling guideline keeps colour,
+# material, size and position words only): "the frozen peas" -> peas.
+_ADJECTIVE_SUFFIXES = ('en', 'ed', 'ing', 'ous', 'ful', 'less', 'ive', 'able', 'ible', 'ish')
+_ADJECTIVES = frozenset({
+    'new', 'old', 'wet', 'dry', 'hot', 'cold', 'warm', 'cool', 'heavy', 'light', 'narrow', 'wide',
+    'dirty', 'clean', 'broken', 'empty', 'full', 'open', 'closed', 'strange', 'usual', 'same',
+    'whole', 'half', 'next', 'other', 'only', 'own', 'nice', 'good', 'bad', 'loose', 'tight',
 })
 # Stems that need their final e back ("tangl" -> tangle, "balanc" -> balance).
 _NEEDS_E = ('bl', 'cl', 'dl', 'fl', 'gl', 'kl', 'pl', 'tl', 'zl', 'v', 'c', 'u', 'is', 'iz', 'ys')
@@ -57,16 +67,24 @@ def _noun_phrases(tokens: Sequence[Token], covered: Collection[int]) -> list[str
                and tokens[j].low not in _STOP and j not in covered):
             words.append(tokens[j].low)
             j += 1
-        if j in covered:
-            continue  # a modifier of an entity already found ("the leftover [pizza]")
+        if j in covered or (i - 1) in covered:
+            continue  # a piece of an entity already found ("the leftover [pizza]", "[Mr] Patel")
         # The head is the last word that is not a verb form ("the cup fell" -> cup).
         while words and words[-1] in VERB_FORMS and singular(words[-1]) not in NOUN_TYPES:
             words.pop()
+        while len(words) > 1 and _is_quality_adjective(words[0]):
+            words.pop(0)
         if words and is_nominal(words):
             phrase = ' '.join(words)
             if phrase not in found:
                 found.append(phrase)
     return found
+
+
+def _is_quality_adjective(word: str) -> bool:
+    if word in MODIFIERS or word in NOUN_TYPES or word in COMPOUND_MODIFIERS:
+        return False
+    return word in _ADJECTIVES or word in STATE_WORDS or word.endswith(_ADJECTIVE_SUFFIXES)
 
 
 def guess_lemma(word: str) -> str:
@@ -102,16 +120,18 @@ def _verbs(tokens: Sequence[Token], covered: Collection[int]) -> list[str]:
     return found
 
 
-def find_candidates(text: str, *, covered_entities: Sequence[str] = ()) -> Candidates:
-    """Candidates in ``text`` outside the entities and actions already found.
+def find_candidates(text: str, *, covered_entities: Sequence[str] = (),
+                    covered_spans: Sequence[tuple[int, int]] = ()) -> Candidates:
+    """Candidates in ``text`` outside the entities already found.
 
-    ``covered_entities`` are names (e.g. from the rule extractor); every token of
-    an occurrence of one is off limits, so the model cannot return a fragment of
-    it ("counter" of "kitchen counter") as a new entity.
+    ``covered_spans`` are ``[start, end)`` token ranges of ``tokenize(text)`` (e.g.
+    ``RuleExtractor.entity_spans``); ``covered_entities`` are names, whose every
+    occurrence is covered. Neither a covered token nor a phrase touching one is a
+    candidate, so the model cannot return a fragment of a known entity.
     """
     tokens = tokenize(text)
     keys = [singular(t.low) if t.is_word else '' for t in tokens]
-    covered: set[int] = set()
+    covered: set[int] = {i for start, end in covered_spans for i in range(start, end)}
     for name in covered_entities:
         words = tuple(singular(w) for w in name.split())
         size = len(words)

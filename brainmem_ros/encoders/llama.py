@@ -130,7 +130,9 @@ class LlamaExtractor:
         if not text.strip():
             return base
         clipped = text[:self._max_text_chars]
-        candidates = find_candidates(clipped, covered_entities=[e.name for e in base.entities])
+        # Token positions of the clipped text equal those of the full text's prefix.
+        spans = self._rules.entity_spans(clipped, known_entities=known_entities)
+        candidates = find_candidates(clipped, covered_spans=[(s.start, s.end) for s in spans])
         payload = self.chat.complete_json(prompts.extract_prompt(clipped),
                                           extraction_schema(candidates),
                                           max_tokens=self._max_tokens)

@@ -108,9 +108,7 @@ class RuleExtractor:
     def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
         """Entities, actions, state changes and outcome found in ``text``."""
         tokens = tokenize(text)
-        known = Lexicon(((n, type_of(normalise_name(n))) for n in known_entities),
-                        vocabulary=False)
-        spans = find_entities(tokens, self._lexicon, known)
+        spans = self._spans(tokens, known_entities)
         outcome, valence = find_outcome(text)
         return Extraction(
             entities=_unique_entities(spans),
@@ -119,6 +117,15 @@ class RuleExtractor:
             outcome=outcome,
             valence=valence,
         )
+
+    def entity_spans(self, text: str, *, known_entities: Sequence[str] = ()) -> list[Span]:
+        """Entity mentions with their token positions in ``tokenize(text)``."""
+        return self._spans(tokenize(text), known_entities)
+
+    def _spans(self, tokens: Sequence[Token], known_entities: Sequence[str]) -> list[Span]:
+        known = Lexicon(((n, type_of(normalise_name(n))) for n in known_entities),
+                        vocabulary=False)
+        return find_entities(tokens, self._lexicon, known)
 
     def _actions(self, tokens: Sequence[Token], spans: Sequence[Span]) -> tuple[str, ...]:
         covered = {i for s in spans for i in range(s.start, s.end)}
