@@ -127,7 +127,7 @@ class EncoderConfig:
     batch_size: int = opt(32, 1, 4096, 'texts per encoder batch')
     llm_enabled: bool = field(default=False, metadata={'description': 'enrich units with the LLM'})
     llm_model: str = text('', 'GGUF file of the extractor LLM ("" = packaged Gemma 3 270M)')
-    llm_threads: int = opt(2, 1, 64, 'llama.cpp threads')
+    llm_threads: int = opt(1, 1, 64, 'llama.cpp threads (1 leaves a core to perception on small robots)')
     llm_timeout_s: float = opt(30.0, 1.0, 3600.0, 'LLM call timeout')
     queue_size: int = opt(256, 1, 1 << 20, 'enrichment queue bound; a full queue skips enrichment')
     relation_candidates: int = opt(3, 0, 20, 'candidate pairs per unit for relation inference')
