@@ -66,7 +66,7 @@ bench: setup
 	$(PY) -m bench $(BENCH_ARGS)
 
 reliability: setup
-	$(PY) -m pytest -m reliability_long
+	$(PY) -m pytest -m reliability_long -s -q
 
 clean:
 	rm -rf $(BUILD) $(BUILD).log demo_data

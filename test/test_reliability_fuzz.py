@@ -231,8 +231,14 @@ def check_retrieve(node: Served, req: Retrieve.Request, *, must_succeed: bool) -
         (req.until.sec, req.until.nanosec) != (0, 0) and \
         req.since.sec + req.since.nanosec * 1e-9 > req.until.sec + req.until.nanosec * 1e-9
     texts = [as_sent(t) for t in (req.query, req.goal, req.current_state)]
-    # Texts are checked first; when they pass, the first bad field must be named.
-    if all(len(t.encode()) <= MAX_TEXT for t in texts) and any(t.strip() for t in texts):
+    p, o = req.pose.pose.position, req.pose.pose.orientation
+    pose_ok = not req.use_pose or all(math.isfinite(v) for v in (p.x, p.y, p.z, o.x, o.y, o.z, o.w,
+                                                                  req.radius))
+    # The node checks the pose first, then the texts; when those pass, the first
+    # bad field must be named.
+    if not pose_ok:
+        assert not resp.success and ('pose' in resp.message or 'radius' in resp.message), resp.message
+    elif all(len(t.encode()) <= MAX_TEXT for t in texts) and any(t.strip() for t in texts):
         if not 0 <= req.top_k <= MAX_TOP_K:
             assert not resp.success and 'top_k' in resp.message, resp.message
         elif reversed_window:
@@ -469,7 +475,9 @@ def test_invalid_utf8_on_the_wire_is_replaced_not_fatal(served: Served) -> None:
     assert served.call(Stats, 'stats', Stats.Request()).success
 
 
-def test_zz_node_survived_and_store_is_intact(served: Served) -> None:
+@pytest.mark.parametrize('campaign', [
+    'short', pytest.param('long', marks=pytest.mark.reliability_long)])
+def test_zz_node_survived_and_store_is_intact(served: Served, campaign: str) -> None:
     assert served.alive(), served.log.read_text()[-3000:]
     stats = served.call(Stats, 'stats', Stats.Request())
     assert stats.success and stats.units >= len(set(served.known))
