@@ -24,7 +24,7 @@ DOCS = REPO / 'docs'
 CORPUS_VERSION = '1'
 # Bump when index.py's choice or calibration changes: stores keep their units, the
 # index is rebuilt.
-INDEX_VERSION = '2'
+INDEX_VERSION = '3'
 
 
 def bench_dir() -> Path:
@@ -119,6 +119,20 @@ def summary_ms(seconds: Sequence[float]) -> dict[str, float]:
     """p50 / p99 / mean in milliseconds."""
     return {'p50': pct(seconds, 50) * 1e3, 'p99': pct(seconds, 99) * 1e3,
             'mean': float(np.mean(seconds)) * 1e3, 'n': float(len(seconds))}
+
+
+def cpu_summary_ms(seconds: Sequence[float]) -> dict[str, float]:
+    """p50 / p99 of per-call thread CPU time, in milliseconds.
+
+    On a shared machine wall time includes waiting for a core; the CPU time the call
+    itself used is what it would take on an idle one (minus I/O waits).
+    """
+    return {'cpu_p50': pct(seconds, 50) * 1e3, 'cpu_p99': pct(seconds, 99) * 1e3}
+
+
+def load_average() -> float:
+    """1-minute load average of the machine."""
+    return float(Path('/proc/loadavg').read_text().split()[0])
 
 
 def rss_bytes() -> int:

@@ -27,8 +27,11 @@ from typing import Any
 from bench.common import (
     REPO,
     bench_dir,
+    build_info,
     copy_store,
+    cpu_summary_ms,
     ensure_store,
+    load_average,
     load_embedder,
     record,
     summary_ms,
@@ -95,10 +98,13 @@ def retrieve_inprocess(store: Path, embedder: Embedder, n: int, *, profile: bool
             mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
         timer = instrument_retrieve(mem)
         lat: list[float] = []
+        cpu: list[float] = []
+        load = load_average()
         for q in qs[N_WARM:]:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
             lat.append(time.perf_counter() - t)
+            cpu.append(time.thread_time() - c)
         total = sum(lat)
         stages = {k: v / len(lat) * 1e3 for k, v in timer.totals.items()}
         rest = total - sum(timer.totals.values())
@@ -114,7 +120,8 @@ def retrieve_inprocess(store: Path, embedder: Embedder, n: int, *, profile: bool
             pstats.Stats(prof, stream=buf).sort_stats('tottime').print_stats(15)
             listing = _trim_profile(buf.getvalue())
         kind = mem.index.kind
-    return {**summary_ms(lat), 'stages_ms': stages, 'profile': listing, 'index_kind': kind, 'units': n}
+    return {**summary_ms(lat), **cpu_summary_ms(cpu), 'stages_ms': stages, 'profile': listing,
+            'index_kind': kind, 'units': n, 'load': (load + load_average()) / 2}
 
 
 def _trim_profile(text: str) -> str:
@@ -158,6 +165,7 @@ def retrieve_ros(store: Path) -> dict[str, Any]:
             msg = 'retrieve service not available'
             raise TimeoutError(msg)
         lat: list[float] = []
+        load = load_average()
         for i, q in enumerate(qs):
             req = Retrieve.Request(query=q.query, goal=q.goal, current_state=q.state, top_k=10)
             t = time.perf_counter()
@@ -168,7 +176,7 @@ def retrieve_ros(store: Path) -> dict[str, Any]:
                 msg = f'retrieve failed: {resp.message}'
                 raise RuntimeError(msg)
         client.destroy_client(cli)
-    return summary_ms(lat)
+    return {**summary_ms(lat), 'load': (load + load_average()) / 2}
 
 
 def _new_units(corpus: Corpus, n: int, count: int) -> list[CorpusUnit]:
@@ -186,14 +194,18 @@ def store_inprocess(store: Path, embedder: Embedder, corpus: Corpus, n: int) -> 
         timer.wrap(mem.index, 'search', 'vector search (dedup + similar links)')
         timer.wrap(mem, 'maybe_reflect', 'reflection check')
         lat: list[float] = []
+        cpu: list[float] = []
+        load = load_average()
         t0 = time.perf_counter()
         for u in units[N_WARM:]:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             mem.store(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
             lat.append(time.perf_counter() - t)
+            cpu.append(time.thread_time() - c)
         elapsed = time.perf_counter() - t0
         stages = {k: v / len(lat) * 1e3 for k, v in timer.totals.items()}
-    return {**summary_ms(lat), 'per_s': len(lat) / elapsed, 'stages_ms': stages}
+    return {**summary_ms(lat), **cpu_summary_ms(cpu), 'per_s': len(lat) / elapsed,
+            'cpu_per_s': len(cpu) / sum(cpu), 'stages_ms': stages, 'load': (load + load_average()) / 2}
 
 
 def store_ros(store: Path, corpus: Corpus, n: int) -> dict[str, Any]:
@@ -283,6 +295,7 @@ def run_size(corpus: Corpus, embedder: Embedder, n: int, *, ros: bool, profile: 
     """Every benchmark at one size; each result is recorded as soon as it exists."""
     store = ensure_store(corpus, n)
     key = str(n)
+    record('build', key, build_info(n))
     if 'open' in parts:
         p = probe(store)
         record('open', key, p)
