@@ -176,9 +176,8 @@ def test_load_short(tmp_path: Path, model_paths: object) -> None:
 
 
 @pytest.mark.reliability_long
-@pytest.mark.parametrize('synchronous', ['FULL', 'NORMAL'])
-def test_load_long(tmp_path: Path, model_paths: object, synchronous: str) -> None:
-    # FULL is the default; NORMAL isolates concurrency from fsync cost (see
-    # docs/reliability.md: with one fsync per observation, FULL cannot keep up with
-    # a 50 Hz stream plus four clients on a slow disk).
-    load(tmp_path, n=1000, synchronous=synchronous)
+def test_load_long(tmp_path: Path, model_paths: object) -> None:
+    # Fails on the shared 2-core VM today: the node ingests ~40 observations/s, the
+    # backlog grows, and Store (same callback group as the topic) starves. See
+    # docs/reliability.md, section 5.
+    load(tmp_path, n=1000)

@@ -525,6 +525,8 @@ class SqliteStore:
         """
         with self._lock:
             outermost = self._depth == 0
+            if outermost and self.read_only:
+                return  # said once, when the store was opened read-only
             try:
                 with self.atomic() as db:
                     db.executemany('UPDATE units SET access_count = access_count + 1, '
