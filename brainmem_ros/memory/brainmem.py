@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 
 from brainmem_ros.encoders.base import Embedder, Extractor, Reasoner
-from brainmem_ros.errors import InvalidInputError, UnknownIdError
+from brainmem_ros.errors import BrainMemError, InvalidInputError, StoreError, UnknownIdError
 from brainmem_ros.memory import dynamics
 from brainmem_ros.memory.config import EncoderConfig, MemoryConfig
 from brainmem_ros.memory.enrichment import EnrichmentWorker
@@ -31,6 +31,7 @@ from brainmem_ros.memory.types import (
     MemoryEvent,
     MemoryStats,
     MemoryUnit,
+    ObservationInput,
     Outcome,
     Pose,
     ScoredMemory,
@@ -217,14 +218,91 @@ class BrainMem:
                  actions: Sequence[str] | None = None, importance: float | None = None,
                  valence: float | None = None) -> StoreResult:
         """Like :meth:`store`, also saying whether a new unit was created."""
+        result = self.store_many([ObservationInput(
+            text=text, stamp=stamp, episode_id=episode_id, source=source, type=type, pose=pose,
+            entities=tuple(entities or ()), actions=tuple(actions or ()), importance=importance,
+            valence=valence)])[0]
+        if isinstance(result, BrainMemError):
+            raise result
+        return result
+
+    def store_many(self, items: Sequence[ObservationInput]) -> list[StoreResult | BrainMemError]:
+        """Store a batch in one transaction; each item gets its result or its own error.
+
+        Embedding runs batched and the batch commits (and fsyncs) once, which is what
+        lets a perception stream be ingested at full durability. An invalid item is
+        refused alone; a failing write (full or read-only disk) fails the whole batch.
+        """
+        results: list[StoreResult | BrainMemError | None] = [None] * len(items)
+        drafts: list[tuple[int, MemoryUnit]] = []
+        for i, item in enumerate(items):
+            try:
+                drafts.append((i, self._draft(item)))
+            except BrainMemError as exc:
+                results[i] = exc
+        vectors = self.embedder.embed([d.text for _, d in drafts]) if drafts else None
+        created: list[MemoryUnit] = []
+        superseded: list[int] = []
+        with self._lock:
+            added: list[int] = []
+            try:
+                with self.store_db.atomic():
+                    for (i, draft), vector in zip(drafts, vectors if vectors is not None else [],
+                                                  strict=True):
+                        repeat = self._find_repeat(draft, vector)
+                        if repeat is not None:
+                            self.store_db.set_fields(
+                                repeat.id, repeats=repeat.repeats + 1,
+                                strength=min(dynamics.MAX_STRENGTH, repeat.strength + 0.05),
+                                last_access=max(repeat.last_access, draft.stamp))
+                            updated = self.store_db.get_unit(repeat.id) or repeat
+                            results[i] = StoreResult(updated, False,
+                                                     f'repeat of memory {repeat.id} (near-duplicate)')
+                            continue
+                        uid = self.store_db.insert_unit(draft, vector)
+                        unit = self.store_db.get_unit(uid) or draft
+                        self.store_db.add_edges(link_candidates(self.store_db, self.index, unit, vector,
+                                                                self.config.links))
+                        superseded += dynamics.supersede(self.store_db, unit)
+                        # In the index at once, so later items of the batch link to this one.
+                        self.index.add(np.asarray([uid], dtype=np.int64), vector.reshape(1, -1))
+                        added.append(uid)
+                        created.append(unit)
+                        results[i] = StoreResult(unit, True, f'stored memory {uid}')
+                    if added:
+                        self.store_db.bump_generation()
+            except BrainMemError as exc:
+                # Rolled back: the index must not keep what the database does not have.
+                self.index.remove(np.asarray(added, dtype=np.int64))
+                return [r if isinstance(r, BrainMemError) else exc for r in results]
+            self._unsaved += len(added)
+            if self._unsaved >= self.config.store.index_save_every:
+                self.save_index()
+        merged = [r.unit.id for r in results if isinstance(r, StoreResult) and not r.created]
+        if merged:
+            self._emit('merged', merged, 'near-duplicate folded into an existing memory')
+        if created:
+            self._emit('created', [u.id for u in created], created[0].type.value)
+        if superseded:
+            self._emit('superseded', superseded, f'by memories {[u.id for u in created]}')
+        if self.enrichment is not None:
+            for unit in created:
+                if not self.enrichment.submit(unit.id):
+                    self.store_db.set_enrichment(unit.id, Enrichment.SKIPPED, 'enrichment queue full')
+        elif self.reasoner is None and created:
+            self.maybe_reflect()
+        return [r if r is not None else StoreError('not stored') for r in results]
+
+    def _draft(self, item: ObservationInput) -> MemoryUnit:
+        """A validated, extracted (not yet stored) unit for one observation."""
         max_bytes = self.config.store.max_text_bytes
-        text = check_text(text, 'text', max_bytes=max_bytes, required=True)
-        episode = check_text(episode_id or '', 'episode_id', max_bytes=256, required=False)
-        src = check_text(source or '', 'source', max_bytes=256, required=False)
-        utype = UnitType.parse(type)
-        now = self.clock()
-        when = to_seconds(stamp, 'stamp')
-        when = now if when is None or when <= 0 else when
+        text = check_text(item.text, 'text', max_bytes=max_bytes, required=True)
+        episode = check_text(item.episode_id or '', 'episode_id', max_bytes=256, required=False)
+        src = check_text(item.source or '', 'source', max_bytes=256, required=False)
+        utype = UnitType.parse(item.type)
+        when = to_seconds(item.stamp, 'stamp')
+        when = self.clock() if when is None or when <= 0 else when
+        importance, valence = item.importance, item.valence
         if importance is not None and not (math.isfinite(importance) and 1.0 <= importance <= 10.0):
             msg = f'importance must be within 1..10, got {importance!r}'
             raise InvalidInputError(msg)
@@ -232,9 +310,9 @@ class BrainMem:
             msg = f'valence must be within -1..1, got {valence!r}'
             raise InvalidInputError(msg)
         given = [e if isinstance(e, Entity) else
-                 Entity(check_text(e, 'entity', max_bytes=256, required=True)) for e in entities or ()]
+                 Entity(check_text(e, 'entity', max_bytes=256, required=True)) for e in item.entities]
         given_actions = [check_text(a, 'action', max_bytes=256, required=True).lower()
-                         for a in actions or ()]
+                         for a in item.actions]
         extraction = self.extractor.extract(text, known_entities=[e.name for e in given])
         merged: dict[str, Entity] = {e.key: e for e in extraction.entities}
         for e in given:
@@ -242,45 +320,14 @@ class BrainMem:
         unit_valence = valence if valence is not None else (extraction.valence or 0.0)
         unit_importance = importance if importance is not None else (
             extraction.importance or _heuristic_importance(extraction.outcome, len(merged)))
-        vector = self.embedder.embed([text])[0]
-        unit = MemoryUnit(
+        return MemoryUnit(
             id=0, stamp=when, text=text, type=utype, episode_id=episode, source=src,
             entities=tuple(merged.values()),
             actions=tuple(dict.fromkeys([*extraction.actions, *given_actions])),
             state_changes=extraction.state_changes, outcome=extraction.outcome,
             valence=float(unit_valence), importance=float(unit_importance), last_access=when,
-            pose=pose, valid_from=when,
+            pose=item.pose, valid_from=when,
             enrichment=Enrichment.PENDING if self.enrichment is not None else Enrichment.NONE)
-        with self._lock:
-            repeat = self._find_repeat(unit, vector)
-            if repeat is not None:
-                s = min(dynamics.MAX_STRENGTH, repeat.strength + 0.05)
-                self.store_db.set_fields(repeat.id, repeats=repeat.repeats + 1, strength=s,
-                                         last_access=max(repeat.last_access, when))
-                updated = self.store_db.get_unit(repeat.id) or repeat
-                self._emit('merged', [repeat.id], 'near-duplicate folded into an existing memory')
-                return StoreResult(updated, False, f'repeat of memory {repeat.id} (near-duplicate)')
-            with self.store_db.atomic():
-                uid = self.store_db.insert_unit(unit, vector)
-                unit = self.store_db.get_unit(uid) or unit
-                self.store_db.add_edges(link_candidates(self.store_db, self.index, unit, vector,
-                                                        self.config.links))
-                superseded = dynamics.supersede(self.store_db, unit)
-                self.store_db.bump_generation()
-            self.index.add(np.asarray([uid], dtype=np.int64), vector.reshape(1, -1))
-            self._unsaved += 1
-            if self._unsaved >= self.config.store.index_save_every:
-                self.save_index()
-        self._emit('created', [uid], unit.type.value)
-        if superseded:
-            self._emit('superseded', superseded, f'by memory {uid}')
-        if self.enrichment is not None:
-            if not self.enrichment.submit(uid):
-                self.store_db.set_enrichment(uid, Enrichment.SKIPPED, 'enrichment queue full')
-        elif self.reasoner is None:
-            self.maybe_reflect()
-        stored = self.store_db.get_unit(uid) or unit
-        return StoreResult(stored, True, f'stored memory {uid}')
 
     def _find_repeat(self, unit: MemoryUnit, vector: np.ndarray) -> MemoryUnit | None:
         cfg = self.config.dynamics

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
 
 from brainmem_ros.errors import InvalidInputError
@@ -231,3 +232,19 @@ class MemoryStats:
     index_status: str
     store_bytes: int
     enrichment: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ObservationInput:
+    """One observation to store, as given (validated by BrainMem.store_many)."""
+
+    text: str
+    stamp: float | int | datetime | None = None
+    episode_id: str | None = None
+    source: str | None = None
+    type: str | UnitType = 'observation'
+    pose: Pose | None = None
+    entities: tuple[str | Entity, ...] = ()
+    actions: tuple[str, ...] = ()
+    importance: float | None = None
+    valence: float | None = None

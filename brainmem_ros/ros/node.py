@@ -23,6 +23,7 @@ import rclpy
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
@@ -33,10 +34,11 @@ from visualization_msgs.msg import MarkerArray
 from brainmem_ros.errors import BrainMemError, UnknownIdError
 from brainmem_ros.memory.brainmem import BrainMem
 from brainmem_ros.memory.config import MemoryConfig
-from brainmem_ros.memory.types import MemoryEvent, Pose
+from brainmem_ros.memory.types import MemoryEvent, ObservationInput, Pose
 from brainmem_ros.msg import MemoryEvent as MemoryEventMsg
 from brainmem_ros.msg import Observation
 from brainmem_ros.ros import convert, params
+from brainmem_ros.ros.ingest import IngestWorker
 from brainmem_ros.ros.markers import memory_markers
 from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, Stats, Store
 
@@ -59,7 +61,9 @@ class BrainMemNode(LifecycleNode):
         self._events_pub: Any = None
         self._markers_pub: Any = None
         self._ingest_group = MutuallyExclusiveCallbackGroup()
+        self._store_group = MutuallyExclusiveCallbackGroup()
         self._query_group = ReentrantCallbackGroup()
+        self._ingest: IngestWorker | None = None
         self._admin_group = MutuallyExclusiveCallbackGroup()
         self.add_on_set_parameters_callback(self.parameters_callback)
 
@@ -77,6 +81,8 @@ class BrainMemNode(LifecycleNode):
             self.get_logger().error(f'configure failed: {exc}')
             return TransitionCallbackReturn.FAILURE
         self.episode_id = self.cfg.episode_id
+        self._ingest = IngestWorker(self.mem, maxsize=self.cfg.ingest_queue_size,
+                                    batch_size=self.cfg.ingest_batch_size, warn=self._ingest_warning)
         stats = self.mem.stats()
         self.get_logger().info(
             f'memory at {data_dir}: {stats.units} units ({stats.active_units} active), '
@@ -105,11 +111,12 @@ class BrainMemNode(LifecycleNode):
         self._markers_pub = self.create_publisher(MarkerArray, cfg.markers_topic, 1)
         h = self._handles
         g_in, g_q, g_a = self._ingest_group, self._query_group, self._admin_group
-        h.append(self.create_subscription(Observation, cfg.observation_topic,
-                                          self.observation_callback, qos, callback_group=g_in))
+        lost = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
+        h.append(self.create_subscription(Observation, cfg.observation_topic, self.observation_callback,
+                                          qos, callback_group=g_in, event_callbacks=lost))
         for topic in cfg.text_topics:
             h.append(self.create_subscription(String, topic, self._text_callback_for(topic), qos,
-                                              callback_group=g_in))
+                                              callback_group=g_in, event_callbacks=lost))
         if cfg.pose_topic:
             pose_cls = PoseStamped if cfg.pose_type == 'PoseStamped' else PoseWithCovarianceStamped
             h.append(self.create_subscription(pose_cls, cfg.pose_topic, self.pose_callback, qos,
@@ -118,7 +125,8 @@ class BrainMemNode(LifecycleNode):
                                           callback_group=g_a))
         h.append(self.create_subscription(String, cfg.goal_topic, self.goal_callback, 10,
                                           callback_group=g_a))
-        h.append(self.create_service(Store, 'store', self.store_callback, callback_group=g_in))
+        h.append(self.create_service(Store, 'store', self.store_callback,
+                                     callback_group=self._store_group))
         h.append(self.create_service(Retrieve, 'retrieve', self.retrieve_callback, callback_group=g_q))
         h.append(self.create_service(Stats, 'stats', self.stats_callback, callback_group=g_q))
         h.append(self.create_service(Reinforce, 'reinforce', self.reinforce_callback, callback_group=g_a))
@@ -176,6 +184,9 @@ class BrainMemNode(LifecycleNode):
         self._close()
 
     def _close(self) -> None:
+        if self._ingest is not None:
+            self._ingest.close()  # everything already received is stored before the store closes
+            self._ingest = None
         if self.mem is not None:
             self.mem.close()
             self.mem = None
@@ -204,28 +215,38 @@ class BrainMemNode(LifecycleNode):
             raise BrainMemError(msg)
         return self.mem
 
-    def _ingest(self, what: str, fn: Callable[[], Any]) -> None:
-        try:
-            fn()
-        except BrainMemError as exc:
-            self.get_logger().warning(f'{what} not stored: {exc}')
-        except Exception:
-            self.get_logger().error(f'{what} not stored: internal error', throttle_duration_sec=1.0)
-            logging.getLogger(__name__).exception('ingest failed')
+    def _ingest_warning(self, text: str) -> None:
+        self.get_logger().warning(text, throttle_duration_sec=2.0)
+
+    def _enqueue(self, item: ObservationInput) -> None:
+        if self._ingest is None:
+            self.get_logger().warning('observation ignored: node not configured',
+                                      throttle_duration_sec=5.0)
+            return
+        self._ingest.put(item)
 
     def observation_callback(self, msg: Observation) -> None:
-        """Store an Observation message."""
-        self._ingest('observation', lambda: self._memory().store_ex(
-            msg.text, **convert.observation_kwargs(msg, episode_id=self.episode_id,
-                                                   latest_pose=self._latest_pose)))
+        """Queue an Observation message for storing."""
+        try:
+            kwargs = convert.observation_kwargs(msg, episode_id=self.episode_id,
+                                                latest_pose=self._latest_pose)
+        except BrainMemError as exc:
+            self._ingest_warning(f'observation not stored: {exc}')
+            return
+        self._enqueue(ObservationInput(text=msg.text, **kwargs))
 
     def _text_callback_for(self, topic: str) -> Callable[[String], None]:
         return lambda msg: self.text_callback(msg, topic)
 
     def text_callback(self, msg: String, topic: str) -> None:
-        """Store a plain-text caption from one of ``text_topics``."""
-        self._ingest(f'text from {topic}', lambda: self._memory().store_ex(
-            msg.data, source=topic, episode_id=self.episode_id, pose=self._latest_pose))
+        """Queue a plain-text caption from one of ``text_topics``."""
+        self._enqueue(ObservationInput(text=msg.data, source=topic, episode_id=self.episode_id,
+                                       pose=self._latest_pose))
+
+    def message_lost_callback(self, event: Any) -> None:
+        """DDS dropped input messages (queue depth exceeded): say so."""
+        self._ingest_warning(f'{event.total_count_change} input message(s) lost by DDS '
+                             f'({event.total_count} in all): raise qos_depth')
 
     def pose_callback(self, msg: PoseStamped | PoseWithCovarianceStamped) -> None:
         """Remember the latest robot pose (attached to observations that carry none)."""
@@ -319,7 +340,10 @@ class BrainMemNode(LifecycleNode):
 
     def consolidate_timer_callback(self) -> None:
         """Periodic consolidation."""
-        self._ingest('consolidation', lambda: self._memory().consolidate())
+        try:
+            self._memory().consolidate()
+        except BrainMemError as exc:
+            self.get_logger().warning(f'consolidation failed: {exc}')
 
     def forget_callback(self, request: Forget.Request, response: Forget.Response) -> Forget.Response:
         """Marginalize / restore / protect / unprotect / delete (with confirm)."""
@@ -341,6 +365,8 @@ class BrainMemNode(LifecycleNode):
             resp.details_json = json.dumps({
                 'index_size': s.index_size, 'index_status': s.index_status,
                 'enrichment': s.enrichment, 'episode_id': self.episode_id, 'goal': self.goal,
+                'ingest_queue': self._ingest.depth() if self._ingest else 0,
+                'ingest': vars(self._ingest.counters) if self._ingest else {},
                 'data_dir': str(mem.path)})
             resp.message = f'{s.units} memories'
         return self._serve(response, run)

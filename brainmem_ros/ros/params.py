@@ -46,8 +46,13 @@ class NodeConfig:
         'description': 'most recent memories drawn as markers', 'range': (0, 100000)})
     consolidate_period_s: float = field(default=0.0, metadata={
         'description': 'consolidation timer period (0 = only on request)', 'range': (0.0, 1e7)})
-    qos_depth: int = field(default=50, metadata={
-        'description': 'queue depth of input subscriptions', 'range': (1, 10000)})
+    qos_depth: int = field(default=1000, metadata={
+        'description': 'DDS queue depth of input subscriptions (drops are logged)', 'range': (1, 100000)})
+    ingest_queue_size: int = field(default=10000, metadata={
+        'description': 'observations waiting to be stored; when full, new ones are dropped and logged',
+        'range': (1, 10000000)})
+    ingest_batch_size: int = field(default=64, metadata={
+        'description': 'observations stored per transaction (one fsync per batch)', 'range': (1, 10000)})
     qos_reliable: bool = field(default=True, metadata={
         'description': 'reliable (true) or best-effort (false) input subscriptions'})
 
