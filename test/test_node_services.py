@@ -132,3 +132,17 @@ def test_memories_and_strengths_survive_restart(tmp_path: Path, model_paths: obj
         hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='reach something high', top_k=1))
         assert hits.memories[0].unit.id == first.id
         assert hits.memories[0].unit.strength == pytest.approx(strength)
+
+
+def test_missing_llm_keeps_the_fast_path(tmp_path: Path, model_paths: object) -> None:
+    extra = {'memory.encoder.llm_enabled': True, 'memory.encoder.llm_model': str(tmp_path / 'no.gguf')}
+    with running_node(tmp_path / 'mem', extra=extra) as (node, client):
+        resp = call(client, Store, 'store', observation('I opened the fridge to get the milk'))
+        assert resp.success and resp.unit.enrichment == 'pending'
+        assert node.mem.enrichment.wait_idle(30)
+        unit = node.mem.get([resp.id])[0]
+        assert unit.enrichment.value == 'failed'
+        note = node.mem.store_db.query('SELECT enrichment_note FROM units WHERE id = ?', (resp.id,))
+        assert 'no.gguf' in note[0][0]
+        hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='milk', top_k=1))
+        assert hits.success and hits.memories[0].unit.id == resp.id

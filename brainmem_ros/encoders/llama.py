@@ -261,3 +261,18 @@ class LlamaReasoner:
             if text and evidence and set(_WORD.findall(text.lower())) & set(_WORD.findall(cited)):
                 insights.append(Insight(text=text[:prompts.MAX_INSIGHT_CHARS], evidence=evidence))
         return insights
+
+
+class UnavailableLlm:
+    """Stands in for an LLM that could not be loaded: every call fails with the reason.
+
+    The node keeps its fast path; units are marked ``failed`` (with this reason) and
+    retried on the next start, when the model may be back.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
+        """Always fails: there is no model."""
+        raise ExtractionError(self.reason)

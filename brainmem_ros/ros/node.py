@@ -31,7 +31,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from brainmem_ros.errors import BrainMemError, UnknownIdError
+from brainmem_ros.errors import BrainMemError, ModelError, UnknownIdError
 from brainmem_ros.memory.brainmem import BrainMem
 from brainmem_ros.memory.config import MemoryConfig
 from brainmem_ros.memory.types import MemoryEvent, ObservationInput, Pose
@@ -92,13 +92,19 @@ class BrainMemNode(LifecycleNode):
     def _llm(self, cfg: MemoryConfig) -> tuple[Any, Any]:
         if not cfg.encoder.llm_enabled:
             return None, None
-        from brainmem_ros.encoders.llama import LlamaExtractor, LlamaReasoner
+        from brainmem_ros.encoders.llama import LlamaExtractor, LlamaReasoner, UnavailableLlm
         from brainmem_ros.encoders.models import default_model_paths
 
         paths = default_model_paths(Path(cfg.encoder.model_dir) if cfg.encoder.model_dir else None)
         model = Path(cfg.encoder.llm_model) if cfg.encoder.llm_model else paths.llm
-        extractor = LlamaExtractor(model, n_threads=cfg.encoder.llm_threads,
-                                   timeout_s=cfg.encoder.llm_timeout_s)
+        try:
+            extractor = LlamaExtractor(model, n_threads=cfg.encoder.llm_threads,
+                                       timeout_s=cfg.encoder.llm_timeout_s)
+        except ModelError as exc:
+            # Memory without enrichment beats no memory: the fast path runs, units are
+            # marked failed with the reason and retried on the next start.
+            self.get_logger().error(f'LLM unavailable, enrichment will fail and be retried: {exc}')
+            return UnavailableLlm(str(exc)), None
         return extractor, LlamaReasoner(extractor)
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
