@@ -275,9 +275,7 @@ class BrainMem:
                 # Rolled back: the index must not keep what the database does not have.
                 self.index.remove(np.asarray(added, dtype=np.int64))
                 return [r if isinstance(r, BrainMemError) else exc for r in results]
-            self._unsaved += len(added)
-            if self._unsaved >= self.config.store.index_save_every:
-                self.save_index()
+            self._index_changed(len(added))
         merged = [r.unit.id for r in results if isinstance(r, StoreResult) and not r.created]
         if merged:
             self._emit('merged', merged, 'near-duplicate folded into an existing memory')
@@ -436,8 +434,7 @@ class BrainMem:
             report = dynamics.consolidate(self.store_db, self.index,
                                           now=self.clock() if t is None else t,
                                           config=self.config.dynamics)
-            if report.marginalized:
-                self.save_index()
+            self._index_changed(len(report.marginalized))
         if report.marginalized:
             self._emit('marginalized', report.marginalized, 'consolidation')
         return report
@@ -490,7 +487,7 @@ class BrainMem:
                     db.executemany('DELETE FROM units WHERE id = ?', [(i,) for i in uids])
                     self.store_db.bump_generation()
                 self.index.remove(np.asarray(uids, dtype=np.int64))
-                self.save_index()
+                self._index_changed(len(uids))
         kind = {'marginalize': 'marginalized', 'restore': 'restored', 'protect': 'protected',
                 'unprotect': 'unprotected', 'delete': 'deleted'}[mode]
         if changed:
@@ -511,7 +508,14 @@ class BrainMem:
             vecs = self.store_db.vectors(ids)
             self.index.remove(arr)  # never hold an id twice
             self.index.add(arr, np.stack([vecs[i] for i in ids]))
-        self.save_index()
+        self._index_changed(len(ids))
+
+    def _index_changed(self, count: int) -> None:
+        # Saving rewrites the whole index, so it happens every index_save_every changes
+        # and at close; after a crash in between, the generation check rebuilds it.
+        self._unsaved += count
+        if self._unsaved >= self.config.store.index_save_every:
+            self.save_index()
 
     # -- inspection ------------------------------------------------------------------
 
