@@ -40,10 +40,12 @@ from bench.common import (
 from bench.corpus import Corpus, CorpusUnit, queries
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory import BrainMem
+from brainmem_ros.memory.types import ObservationInput
 
 N_QUERIES = 200
 N_WARM = 10
 N_STORE = 300
+BATCH = 32
 
 
 class StageTimer:
@@ -184,8 +186,8 @@ def _new_units(corpus: Corpus, n: int, count: int) -> list[CorpusUnit]:
 
 
 def store_inprocess(store: Path, embedder: Embedder, corpus: Corpus, n: int) -> dict[str, Any]:
-    """Store fast-path throughput and latency, in-process, one observation after another."""
-    units = _new_units(corpus, n, N_STORE + N_WARM)
+    """Store throughput in-process: one observation after another, then ``store_many`` batches."""
+    units = _new_units(corpus, n, 2 * N_STORE + N_WARM)
     with BrainMem.open(store, embedder=embedder) as mem:
         for u in units[:N_WARM]:
             mem.store(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
@@ -197,15 +199,22 @@ def store_inprocess(store: Path, embedder: Embedder, corpus: Corpus, n: int) -> 
         cpu: list[float] = []
         load = load_average()
         t0 = time.perf_counter()
-        for u in units[N_WARM:]:
+        for u in units[N_WARM:N_WARM + N_STORE]:
             t, c = time.perf_counter(), time.thread_time()
             mem.store(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
             lat.append(time.perf_counter() - t)
             cpu.append(time.thread_time() - c)
         elapsed = time.perf_counter() - t0
         stages = {k: v / len(lat) * 1e3 for k, v in timer.totals.items()}
+        batched = units[N_WARM + N_STORE:]
+        t0, c0 = time.perf_counter(), time.thread_time()
+        for start in range(0, len(batched), BATCH):
+            mem.store_many([ObservationInput(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
+                            for u in batched[start:start + BATCH]])
+        batch_s, batch_cpu = time.perf_counter() - t0, time.thread_time() - c0
     return {**summary_ms(lat), **cpu_summary_ms(cpu), 'per_s': len(lat) / elapsed,
-            'cpu_per_s': len(cpu) / sum(cpu), 'stages_ms': stages, 'load': (load + load_average()) / 2}
+            'cpu_per_s': len(cpu) / sum(cpu), 'stages_ms': stages, 'load': (load + load_average()) / 2,
+            'batched_per_s': len(batched) / batch_s, 'batched_cpu_per_s': len(batched) / batch_cpu}
 
 
 def store_ros(store: Path, corpus: Corpus, n: int) -> dict[str, Any]:
@@ -318,7 +327,7 @@ def run_size(corpus: Corpus, embedder: Embedder, n: int, *, ros: bool, profile: 
                 s = store_inprocess(scratch, embedder, corpus, n)
                 record('store_inprocess', key, s)
                 print(f'[{n}] store in-process {s["per_s"]:.0f}/s (p50 {s["p50"]:.1f} ms, '
-                      f'p99 {s["p99"]:.1f} ms)', flush=True)
+                      f'p99 {s["p99"]:.1f} ms), store_many x{BATCH} {s["batched_per_s"]:.0f}/s', flush=True)
                 if ros:
                     sr = store_ros(scratch, corpus, n)
                     record('store_ros', key, sr)
