@@ -43,6 +43,7 @@ from brainmem_ros.ros.markers import memory_markers
 from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, Stats, Store
 
 R = TypeVar('R')
+EXECUTOR_THREADS = 16
 
 
 class BrainMemNode(LifecycleNode):
@@ -64,6 +65,7 @@ class BrainMemNode(LifecycleNode):
         # MultiThreadedExecutor busy-spins (holding the GIL) on ready entities of a
         # busy mutually exclusive group, which starved the workers under load (measured:
         # 58% of the node's samples in Future.done). Topic callbacks only enqueue.
+        # See also EXECUTOR_THREADS.
         self._ingest_group = ReentrantCallbackGroup()
         self._store_group = ReentrantCallbackGroup()
         self._query_group = ReentrantCallbackGroup()
@@ -425,7 +427,11 @@ def main(args: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     rclpy.init(args=args if args is not None else sys.argv)
     node = BrainMemNode()
-    executor = MultiThreadedExecutor(num_threads=4)
+    # rclpy (Jazzy) re-yields every started-but-not-running task on each spin: with
+    # all pool threads busy, the executor loop spins and starves the workers. Enough
+    # threads that a queued callback always starts at once (they then wait on the
+    # memory's own locks) keeps it quiet.
+    executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)
     executor.add_node(node)
     code = 0
     try:
