@@ -258,8 +258,9 @@ def store_ros(store: Path, corpus: Corpus, n: int) -> dict[str, Any]:
 
         def on_event(msg: Any) -> None:
             # Reflection units are created along the way: count observations only.
+            # One event per stored batch, naming every unit of it.
             if (msg.kind == 'created' and msg.detail != 'reflection') or msg.kind == 'merged':
-                seen[0] += 1
+                seen[0] += len(msg.ids)
                 if seen[0] >= len(burst):
                     all_seen.set()
 

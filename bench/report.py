@@ -147,8 +147,12 @@ def _targets(res: dict[str, Any], sizes: list[int]) -> str:
     stores = [(n, s) for n in sizes if (s := _get(res, 'store_inprocess', n))]
     if stores:
         best = max(s['per_s'] for _, s in stores)
+        best = max([best, *(s.get('batched_per_s', 0.0) for _, s in stores)])
         rows.append(('Store fast path, single client', f'≥ {TARGET_STORE_PER_S:.0f} obs/s',
-                     ', '.join(f'{s["per_s"]:.0f}/s at {_n(n)}' for n, s in stores),
+                     'one by one ' + ' / '.join(f'{s["per_s"]:.0f}' for _, s in stores)
+                     + ', `store_many` ×32 '
+                     + ' / '.join(f'{s.get("batched_per_s", 0.0):.0f}' for _, s in stores)
+                     + ' obs/s at ' + ' / '.join(_n(n) for n, _ in stores),
                      'met' if best >= TARGET_STORE_PER_S else '**missed**'))
     mem = _get(res, 'open', 1_000_000)
     if mem:
@@ -161,7 +165,19 @@ def _targets(res: dict[str, Any], sizes: list[int]) -> str:
                      f'{op["open_s"]:.2f} s (+ {op["model_s"]:.2f} s encoder load)',
                      'met' if op['open_s'] <= TARGET_OPEN_S else '**missed**'))
     rows.append(_multi_hop_row())
-    return ('## DESIGN §5 targets\n\n' + table(['target', 'goal', 'measured', ''], rows) + '\n')
+    note = ''
+    wi = res.get('whatif', {})
+    proj = [(int(n), w['variants']['+ bounded lexical recall']) for n, w in wi.items()
+            if '+ bounded lexical recall' in w['variants']]
+    proj.sort(key=lambda nv: nv[0])
+    if proj:
+        note = ('\nWith the changes prototyped in "What if" (bounded lexical recall, in-memory adjacency, '
+                'light rerank), the CPU time of a Retrieve would be '
+                + ', '.join(f'p50 {v["p50"]:.0f} / p99 {v["p99"]:.0f} ms at {_n(n)}' for n, v in proj)
+                + ' (targets 50 ms at 100k and 120 ms at 1M, p99, through the service). The reasons '
+                'and the remaining gaps are in the last section.\n')
+    return ('## DESIGN §5 targets\n\n' + table(['target', 'goal', 'measured', ''], rows) + '\n' + note
+            + '\n![Scaling: latency and memory vs N, log-log](scaling.png)\n')
 
 
 def _multi_hop_row() -> tuple[str, str, str, str]:
@@ -277,7 +293,8 @@ def _store_section(res: dict[str, Any], sizes: list[int]) -> str:
             '300 more through `BrainMem.store_many` in batches of 32 (one encoder call, one '
             'transaction per batch), the '
             '`store` service (call, wait, call), and a burst of 300 `Observation` messages on the '
-            'topic (time until the node has announced all of them on `memory_events`). Each store '
+            'topic (time until the node has announced all of them on `memory_events`; the node '
+            'stores topic observations in batches through `store_many`). Each store '
             'runs the rule extractor, encodes the text (batch of one), checks near-duplicates, '
             'links through the indexes, commits one `synchronous=FULL` transaction, and checks '
             'whether to reflect. Command: `' + PERF + ' --parts store`.\n\n'
@@ -301,8 +318,9 @@ def _open_section(res: dict[str, Any], sizes: list[int]) -> str:
     return ('## Opening a store, and memory\n\nA fresh process (`python -m bench.probe STORE`) loads the '
             'encoder, opens the store (SQLite + checked load of the saved index), runs 50 Retrieves '
             'and reports its RSS. "per unit" divides the whole process RSS by N; "marginal" '
-            'subtracts the process with the encoder loaded and no store. Command: `' + PERF
-            + ' --parts open`.\n\n'
+            'subtracts the process with the encoder loaded and no store. Opening reads and '
+            'checksums the saved index (375 MB at 1M); the first Retrieve after opening pays '
+            'for cold SQLite and FTS5 pages. Command: `' + PERF + ' --parts open`.\n\n'
             + table(['N', 'open s', 'encoder load s', 'first Retrieve ms', 'index', 'RSS MB',
                      'RSS B/unit', 'marginal B/unit'], rows)
             + '\n\n![Memory and open time vs N](memory.png)\n')
@@ -335,8 +353,12 @@ def _index_section(res: dict[str, Any], sizes: list[int]) -> str:
             'power of two nearest √N) above, chosen by `build_index` whenever the index is (re)built; '
             '`load_index` reports an index that outgrew its kind so the store rebuilds it. Both '
             'support `remove_ids` (marginalization). `nprobe` is calibrated at build time: it doubles '
-            'from 4 until recall@10 against exact search, on 200 held-out memories used as queries, '
-            'reaches 0.97. The table measures recall@10 against exact search with the 200 real '
+            'from 4 until recall@10 against exact search reaches 0.97 or stops improving (8-bit '
+            'codes cannot order near-identical memories exactly, so recall levels off near 0.96 '
+            'at 1M), measured on 200 query-like vectors (normalised sums of 4 random memories; '
+            'memories themselves are much easier queries than planner questions and chose an '
+            'nprobe with recall 0.83 on real questions). The table measures recall@10 against '
+            'exact search with the 200 real '
             'planner queries (one query at a time; FAISS single-threaded, as the index sets it). '
             'Command: `' + PEERS + '`.\n\n'
             + table(['N', 'index', 'recall@10 vs exact', 'ours p50 ms', 'exact p50 ms'], rows) + '\n')
@@ -455,11 +477,16 @@ def _whatif_section(res: dict[str, Any]) -> str:
     rows = []
     for n in _sizes(sec):
         w = sec[str(n)]
-        for name, r in w['variants'].items():
+        order = ['shipped', 'batched edge query per hop', 'in-memory adjacency', '+ light rerank',
+                 '+ bounded lexical recall']
+        for name in sorted(w['variants'], key=lambda k: order.index(k) if k in order else len(order)):
+            r = w['variants'][name]
             rows.append((_n(n), name, f'{r["p50"]:.1f}', f'{r["p99"]:.1f}', _fmt(r.get('overlap'), '.2f')))
     return ('## What if: the changes that would remove the costs\n\nPrototypes in `bench/whatif.py` '
             '(benchmark code only: a `Retriever` subclass over the same store, encoder and '
-            'configuration), each added on top of the previous one, run round-robin query by query. '
+            'configuration), run round-robin query by query: the batched query per hop and the in-memory '
+            'adjacency are alternatives; light rerank and bounded lexical recall are added on top of '
+            'the adjacency. '
             'Times are CPU milliseconds per `Retriever.run` (the variants are compared with each '
             'other; wall time on the shared machine mostly measured the neighbours). "overlap" is '
             'the share of the shipped top-10 that the variant also returns. Command: `'
@@ -502,9 +529,36 @@ def _plots(res: dict[str, Any]) -> None:
                   'FAISS exact': [pv[str(n)]['faiss_exact']['p50'] for n in xp],
                   'ours': [pv[str(n)]['ours']['p50'] for n in xp],
                   'Chroma': [pv[str(n)].get('chroma', {}).get('p50') for n in xp]}, log=True)
-    scaling = list(series)
-    scaling += [('RSS per unit / 100 (B)', xo, [v / 100 for v in rss])]
-    _loglog('scaling.png', 'Scaling: latency (ms) and memory vs N', 'ms  (RSS: bytes/100)', scaling)
+    _scaling_plot(series, xo, rss, marg, res)
+
+
+def _scaling_plot(latency: Sequence[tuple[str, Sequence[int], Sequence[float]]], xo: Sequence[int],
+                  rss: Sequence[float], marg: Sequence[float], res: dict[str, Any]) -> None:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+    for label, xs, ys in latency:
+        if xs:
+            left.plot(xs, ys, marker='o', label=label)
+    tx = sorted(TARGET_P99_MS)
+    left.plot(tx, [TARGET_P99_MS[n] for n in tx], linestyle='--', color='grey', label='target p99')
+    left.set_title('Retrieve latency')
+    left.set_ylabel('ms')
+    right.plot(xo, rss, marker='o', label='RSS per unit (B)')
+    right.plot(xo, marg, marker='o', label='marginal RSS per unit (B)')
+    xb = _sizes(res.get('build', {}))
+    right.plot(xb, [(res['build'][str(n)]['db_bytes'] + res['build'][str(n)]['index_bytes']) / n for n in xb],
+               marker='o', label='disk per unit (B)')
+    right.axhline(TARGET_BYTES_PER_UNIT, linestyle='--', color='grey', label='3 KB RSS target (1M)')
+    right.set_title('Memory and disk per unit')
+    right.set_ylabel('bytes per unit')
+    for ax in (left, right):
+        ax.set_xscale('log')
+        ax.set_yscale('log')
+        ax.set_xlabel('units in the store (N)')
+        ax.grid(True, which='both', alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(DOCS / 'scaling.png', dpi=110)
+    plt.close(fig)
 
 
 def main() -> None:
