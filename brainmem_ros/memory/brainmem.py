@@ -21,7 +21,7 @@ from brainmem_ros.memory import dynamics
 from brainmem_ros.memory.config import EncoderConfig, MemoryConfig
 from brainmem_ros.memory.enrichment import EnrichmentWorker
 from brainmem_ros.memory.graph import link_candidates
-from brainmem_ros.memory.index import FlatIndex, load_index, save_index
+from brainmem_ros.memory.index import HotIndex, build_index, load_index, needs_rebuild, save_index
 from brainmem_ros.memory.reflection import reflect as run_reflection
 from brainmem_ros.memory.retrieval import Query, Retriever
 from brainmem_ros.memory.store import SqliteStore
@@ -131,18 +131,14 @@ class BrainMem:
         self._index_path = self.path / INDEX_NAME
         generation = int(self.store_db.get_meta('index_generation', '0'))
         index, why = load_index(self._index_path, dim=embedder.dim, generation=generation)
-        index_rebuilt = index is None
-        if index is None:
-            index = FlatIndex(embedder.dim)
-            for ids, vecs in self.store_db.iter_vectors(marginalized=False):
-                index.add(ids, vecs)
-            self.index_status = f'rebuilt from the store ({why})'
-        else:
-            self.index_status = 'loaded'
-        self.index = index
         self._unsaved = 0
-        if index_rebuilt:
+        if index is None:
+            self.index = self._build_index()
+            self.index_status = f'rebuilt from the store ({why})'
             self.save_index()
+        else:
+            self.index = index
+            self.index_status = 'loaded'
         self.retriever = Retriever(self.store_db, self.index, embedder, config.retrieval)
         self.enrichment: EnrichmentWorker | None = None
         if llm_extractor is not None:
@@ -181,6 +177,9 @@ class BrainMem:
         with self._lock:
             self.save_index()
             self.store_db.close()
+
+    def _build_index(self) -> HotIndex:
+        return build_index(self.embedder.dim, lambda: self.store_db.iter_vectors(marginalized=False))
 
     def save_index(self) -> bool:
         """Write the hot index to disk (atomically); False when the disk refused it."""
@@ -435,6 +434,13 @@ class BrainMem:
                                           now=self.clock() if t is None else t,
                                           config=self.config.dynamics)
             self._index_changed(len(report.marginalized))
+            outgrown = needs_rebuild(self.index)
+            if outgrown is not None:
+                # A long-running robot switches to the index that suits its size here,
+                # without waiting for a restart.
+                self.index = self.retriever.index = self._build_index()
+                self.index_status = f'rebuilt at consolidation ({outgrown})'
+                self.save_index()
         if report.marginalized:
             self._emit('marginalized', report.marginalized, 'consolidation')
         return report
