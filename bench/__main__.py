@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench import peers, perf, report, scenarios, whatif
+from bench import enrichment_latency, eval_extraction, peers, perf, report, scenarios, whatif
 
-STEPS = ('scenarios', 'perf', 'peers', 'whatif', 'report')
+STEPS = ('scenarios', 'extraction', 'enrichment', 'perf', 'peers', 'whatif', 'report')
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [str(int(s)) for s in args.sizes]
     if 'scenarios' in args.only:
         scenarios.main()
+    if 'extraction' in args.only:
+        eval_extraction.main(['--llm-threads', '1'])
+    if 'enrichment' in args.only:
+        enrichment_latency.main([])
     if 'perf' in args.only:
         perf.main(['--sizes', *sizes, *(['--skip-ros'] if args.skip_ros else [])])
     if 'peers' in args.only:
