@@ -115,7 +115,7 @@ def main() -> int:
                     say(f'  #{r.id}: score {before[r.id].score:.3f} -> {r.score:.3f}, '
                         f'strength {before[r.id].strength:.2f} -> {r.strength:.2f}')
 
-            say('\n== 6. a failure is recalled with what fixed it (path a > b: reached through the graph)')
+            say('\n== 6. a failure is recalled; memories linked to it come back through the graph (a > b)')
             print_recalled(client.retrieve('the knife is dull', goal='make toast', top_k=4), say)
             picture = draw(memory_dir, memory_dir / 'memory_graph.png')
             say(f'\n== 7. memory graph drawn to {picture.relative_to(REPO)}')
