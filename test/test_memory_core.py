@@ -166,3 +166,18 @@ def test_consolidation_replays_connected_mid_strength_units(mem_factory: Any) ->
     replayed = mem.get(list(report.replayed))[0]
     others = [u for u in mem.get([1, 2, 3, 4]) if u.id != replayed.id]
     assert all(replayed.strength > u.strength for u in others)
+
+
+def test_truncated_database_is_refused_not_recreated(mem_factory: Any, tmp_path: Path) -> None:
+    from brainmem_ros.errors import StoreError
+
+    mem: BrainMem = mem_factory()
+    mem.store('The red cup is on the kitchen table')
+    mem.close()
+    db = tmp_path / 'mem' / 'memory.db'
+    for suffix in ('-wal', '-shm'):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b'')
+    with pytest.raises(StoreError, match='empty but vectors.faiss holds 1 vectors'):
+        BrainMem.open(tmp_path / 'mem', embedder=mem.embedder)
+    assert (tmp_path / 'mem' / 'vectors.faiss').exists() and db.stat().st_size == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -127,8 +128,9 @@ class BrainMem:
         self._lock = threading.RLock()
         self._closed = False
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.store_db = SqliteStore(self.path / DB_NAME, config=config.store)
         self._index_path = self.path / INDEX_NAME
+        _refuse_truncated_store(self.path / DB_NAME, self._index_path)
+        self.store_db = SqliteStore(self.path / DB_NAME, config=config.store)
         generation = int(self.store_db.get_meta('index_generation', '0'))
         index, why = load_index(self._index_path, dim=embedder.dim, generation=generation)
         self._unsaved = 0
@@ -553,3 +555,20 @@ def _heuristic_importance(outcome: Outcome, n_entities: int) -> float:
     # with many things in them.
     base = {Outcome.FAILURE: 7.0, Outcome.SUCCESS: 6.0, Outcome.UNKNOWN: 4.0}[outcome]
     return min(10.0, base + min(n_entities, 4) * 0.5)
+
+
+def _refuse_truncated_store(db_path: Path, index_path: Path) -> None:
+    # An empty database file would open as a brand-new store and the saved index
+    # be overwritten: if the index says there were memories, that is damage, not a
+    # fresh start, and the operator must decide.
+    sidecar = index_path.with_suffix(index_path.suffix + '.json')
+    if not db_path.exists() or db_path.stat().st_size > 0 or not sidecar.exists():
+        return
+    try:
+        count = int(json.loads(sidecar.read_text()).get('count', 0))
+    except (ValueError, TypeError, AttributeError):
+        return  # an unreadable sidecar says nothing about past memories
+    if count > 0:
+        msg = (f'{db_path} is empty but {index_path.name} holds {count} vectors: the database was '
+               'truncated or replaced; restore it from a backup or move this directory away')
+        raise StoreError(msg)
