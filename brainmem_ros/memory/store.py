@@ -469,11 +469,27 @@ class SqliteStore:
             'ORDER BY stamp DESC, id DESC LIMIT ?', (episode_id, stamp, since, limit))]
 
     def fts_search(self, match: str, *, limit: int, active_only: bool = True) -> list[int]:
-        """Unit ids ranked by BM25 for an FTS5 MATCH expression."""
-        cond = 'AND u.marginalized = 0' if active_only else ''
-        return [r[0] for r in self.query(
-            f'SELECT f.rowid FROM units_fts f JOIN units u ON u.id = f.rowid '
-            f'WHERE units_fts MATCH ? {cond} ORDER BY bm25(units_fts) LIMIT ?', (match, limit))]
+        """Unit ids ranked by BM25 among the newest matches of an FTS5 MATCH expression.
+
+        Ranking every match grows with the store (seconds for common words at 1M units),
+        so only the newest ``max(25 x limit, 1000)`` matches are ranked: rare words
+        (names, numbers), which are what lexical recall is for, have few matches and are
+        found at any age; common words are covered by the vector index anyway.
+        """
+        scan = max(limit * 25, 1000)
+        rows = self.query('SELECT rowid, bm25(units_fts) FROM units_fts WHERE units_fts MATCH ? '
+                          'ORDER BY rowid DESC LIMIT ?', (match, scan))
+        rows.sort(key=lambda r: r[1])  # bm25: lower is better
+        ids = [int(r[0]) for r in rows]
+        if active_only and ids:
+            hidden: set[int] = set()
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                hidden.update(r[0] for r in self.query(
+                    f'SELECT id FROM units WHERE marginalized = 1 AND id IN ({_qmarks(len(chunk))})',
+                    chunk))
+            ids = [i for i in ids if i not in hidden]
+        return ids[:limit]
 
     # -- edges -----------------------------------------------------------------------
 
