@@ -12,11 +12,10 @@ import numpy.typing as npt
 
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory.config import RetrievalConfig
-from brainmem_ros.memory.graph import Activation, spread
+from brainmem_ros.memory.graph import spread
 from brainmem_ros.memory.index import VectorIndex
-from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.store import SqliteStore, UnitHead
 from brainmem_ros.memory.types import (
-    MemoryUnit,
     Pose,
     ScoredMemory,
     ScoreParts,
@@ -170,17 +169,21 @@ class Retriever:
         activated = spread(seeds, lambda ids: self.store.edges_of(ids, fanout=cfg.fanout),
                            hops=cfg.hops, decay=cfg.hop_decay, threshold=cfg.activation_threshold,
                            max_activated=cfg.max_activated)
-        units = self.store.get_units(activated)
-        units = {uid: u for uid, u in units.items() if self._passes(u, q, seeded=uid in seeds)}
-        if not units:
+        # Filter and rank on the numeric columns; decode full units only for the winners.
+        heads = {uid: h for uid, h in self.store.unit_heads(activated).items()
+                 if self._passes(h, q, seeded=uid in seeds)}
+        if not heads:
             return []
-        vectors.update(self.store.vectors([uid for uid in units if uid not in vectors]))
-        scored = [self._score(units[uid], vectors[uid], qvecs, weights, activated[uid], now=now, q=q)
-                  for uid in units if uid in vectors]
-        scored.sort(key=lambda s: (-s.score, -s.unit.id))
-        return scored[:q.top_k]
+        vectors.update(self.store.vectors([uid for uid in heads if uid not in vectors]))
+        ranked = list((*self._score(heads[uid], vectors[uid], qvecs, weights, activated[uid].level,
+                                    now=now, q=q), uid) for uid in heads if uid in vectors)
+        ranked.sort(key=lambda r: (-r[0], -r[2]))
+        ranked = ranked[:q.top_k]
+        units = self.store.get_units(r[2] for r in ranked)
+        return [ScoredMemory(unit=units[uid], score=score, parts=parts, path=activated[uid].path)
+                for score, parts, uid in ranked if uid in units]
 
-    def _passes(self, unit: MemoryUnit, q: Query, *, seeded: bool) -> bool:
+    def _passes(self, unit: UnitHead, q: Query, *, seeded: bool) -> bool:
         if q.episode_id is not None and unit.episode_id != q.episode_id:
             return False
         if q.types is not None and unit.type not in q.types:
@@ -200,21 +203,21 @@ class Retriever:
         # Marginalized units stay reachable through the graph, not through recall.
         return not (unit.marginalized and seeded and not q.include_marginalized)
 
-    def _score(self, unit: MemoryUnit, vector: npt.NDArray[np.float32], qvecs: npt.NDArray[np.float32],
-               weights: Sequence[float], act: Activation, *, now: float, q: Query) -> ScoredMemory:
+    def _score(self, unit: UnitHead, vector: npt.NDArray[np.float32], qvecs: npt.NDArray[np.float32],
+               weights: Sequence[float], level: float, *, now: float, q: Query
+               ) -> tuple[float, ScoreParts]:
         cfg = self.config
         relevance = _relevance(qvecs, weights, vector)
         hours = max(0.0, now - unit.last_access) / 3600.0
         recency = math.exp(-cfg.recency_lambda * hours)
         importance = min(1.0, max(0.0, unit.importance / 10.0))
-        activation = min(1.0, act.level)
+        activation = min(1.0, level)
         base = (cfg.w_rel * relevance + cfg.w_rec * recency + cfg.w_imp * importance
                 + cfg.w_act * activation)
         factor = (0.5 + 0.5 * min(2.0, max(0.0, unit.strength))) * (1.0 + cfg.valence_bias * unit.valence)
         if q.as_of is None and unit.valid_until is not None and unit.valid_until <= now:
             factor *= cfg.superseded_factor
-        return ScoredMemory(unit=unit, score=base * factor,
-                            parts=ScoreParts(relevance, recency, importance, activation), path=act.path)
+        return base * factor, ScoreParts(relevance, recency, importance, activation)
 
 
 def _relevance(qvecs: npt.NDArray[np.float32], weights: Sequence[float],

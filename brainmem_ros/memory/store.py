@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -81,6 +81,23 @@ def _row_to_unit(row: sqlite3.Row | tuple[Any, ...]) -> MemoryUnit:
         marginalized=bool(marginalized), pose=pose_value, valid_from=valid_from,
         valid_until=valid_until, repeats=repeats, enrichment=Enrichment(enrichment),
     )
+
+
+class UnitHead(NamedTuple):
+    """The columns retrieval filters and ranks by: no JSON to decode, no entity objects."""
+
+    id: int
+    stamp: float
+    type: UnitType
+    episode_id: str
+    importance: float
+    strength: float
+    valence: float
+    last_access: float
+    marginalized: bool
+    valid_from: float
+    valid_until: float | None
+    pose: Pose | None
 
 
 def _qmarks(n: int) -> str:
@@ -379,6 +396,25 @@ class SqliteStore:
                                   chunk):
                 unit = _row_to_unit(row)
                 out[unit.id] = unit
+        return out
+
+    def unit_heads(self, ids: Iterable[int]) -> dict[int, UnitHead]:
+        """Ranking columns of units by id (missing ids are absent)."""
+        out: dict[int, UnitHead] = {}
+        id_list = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(id_list), 500):
+            chunk = id_list[start:start + 500]
+            for (uid, stamp, utype, episode, importance, strength, valence, last_access, marginalized,
+                 valid_from, valid_until, pose) in self.query(
+                    'SELECT id, stamp, type, episode_id, importance, strength, valence, last_access, '
+                    'marginalized, valid_from, valid_until, pose FROM units '
+                    f'WHERE id IN ({_qmarks(len(chunk))})', chunk):
+                pose_value = None
+                if pose is not None:
+                    x, y, z, qx, qy, qz, qw, frame = json.loads(pose)
+                    pose_value = Pose(x, y, z, qx, qy, qz, qw, frame)
+                out[uid] = UnitHead(uid, stamp, UnitType(utype), episode, importance, strength, valence,
+                                    last_access, bool(marginalized), valid_from, valid_until, pose_value)
         return out
 
     def get_unit(self, uid: int) -> MemoryUnit | None:
