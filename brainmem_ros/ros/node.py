@@ -24,6 +24,7 @@ from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
@@ -406,20 +407,26 @@ class BrainMemNode(LifecycleNode):
             return
         msg = MemoryEventMsg(kind=event.kind, ids=list(event.ids), detail=event.detail[:1000])
         msg.stamp = convert.to_time(time.time())
-        pub.publish(msg)
+        try:
+            pub.publish(msg)
+        except InvalidHandle:
+            return  # the publisher was destroyed by a concurrent deactivation
 
     def markers_callback(self) -> None:
         """Publish markers when something changed, or at the configured period."""
-        assert self.cfg is not None
-        if self.cfg.markers_period_s <= 0 and not self._markers_dirty.is_set():
+        cfg, pub, mem = self.cfg, self._markers_pub, self.mem
+        if cfg is None or pub is None or mem is None or cfg.max_markers == 0:
             return
-        if self._markers_pub is None or self.mem is None or self.cfg.max_markers == 0:
+        if cfg.markers_period_s <= 0 and not self._markers_dirty.is_set():
             return
         self._markers_dirty.clear()
-        rows = self.mem.store_db.query('SELECT id FROM units WHERE pose_frame IS NOT NULL '
-                                       'ORDER BY id DESC LIMIT ?', (self.cfg.max_markers,))
-        units = list(self.mem.store_db.get_units(r[0] for r in rows).values())
-        self._markers_pub.publish(memory_markers(units, stamp=time.time()))
+        try:
+            rows = mem.store_db.query('SELECT id FROM units WHERE pose_frame IS NOT NULL '
+                                      'ORDER BY id DESC LIMIT ?', (cfg.max_markers,))
+            units = list(mem.store_db.get_units(r[0] for r in rows).values())
+            pub.publish(memory_markers(units, stamp=time.time()))
+        except (BrainMemError, InvalidHandle):
+            return  # deactivated or closed while this timer tick was running
 
 
 def main(args: list[str] | None = None) -> int:
