@@ -173,19 +173,20 @@ class FastRetriever(Retriever):
 
         activated = spread(seeds, neighbours, hops=cfg.hops, decay=cfg.hop_decay,
                            threshold=cfg.activation_threshold, max_activated=cfg.max_activated)
-        units = light_units(self.store, list(activated)) if self.light else self.store.get_units(activated)
-        units = {uid: u for uid, u in units.items() if self._passes(u, q, seeded=uid in seeds)}
-        if not units:
+        # The light rerank has shipped in Retriever.run (UnitHead): both settings of
+        # ``light`` now take that path, so its rows measure the shipped code.
+        heads = {uid: h for uid, h in self.store.unit_heads(activated).items()
+                 if self._passes(h, q, seeded=uid in seeds)}
+        if not heads:
             return []
-        vectors.update(self.store.vectors([uid for uid in units if uid not in vectors]))
-        scored = [self._score(units[uid], vectors[uid], qvecs, weights, activated[uid], now=now, q=q)
-                  for uid in units if uid in vectors]
-        scored.sort(key=lambda s: (-s.score, -s.unit.id))
-        top = scored[:q.top_k]
-        if self.light:
-            full = self.store.get_units([s.unit.id for s in top])
-            top = [ScoredMemory(full[s.unit.id], s.score, s.parts, s.path) for s in top if s.unit.id in full]
-        return top
+        vectors.update(self.store.vectors([uid for uid in heads if uid not in vectors]))
+        ranked = [(*self._score(heads[uid], vectors[uid], qvecs, weights, activated[uid].level,
+                                now=now, q=q), uid) for uid in heads if uid in vectors]
+        ranked.sort(key=lambda r: (-r[0], -r[2]))
+        ranked = ranked[:q.top_k]
+        full = self.store.get_units(r[2] for r in ranked)
+        return [ScoredMemory(full[uid], score, parts, activated[uid].path)
+                for score, parts, uid in ranked if uid in full]
 
 
 def windowed_fts(store: SqliteStore) -> Any:
