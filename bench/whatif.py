@@ -24,21 +24,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from bench.common import ensure_store, load_embedder, record, summary_ms, table
 from bench.corpus import Corpus, queries
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory import BrainMem
-from brainmem_ros.memory.graph import spread
-from brainmem_ros.memory.retrieval import Query, Retriever, _relevance
+from brainmem_ros.memory.retrieval import Query, Retriever
 from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.types import (
     Edge,
     EdgeKind,
     MemoryUnit,
     Pose,
-    ScoredMemory,
     UnitType,
 )
 
@@ -149,44 +146,17 @@ class FastRetriever(Retriever):
         self.light = light
         self.adjacency = adjacency
 
-    def run(self, q: Query, *, now: float) -> list[ScoredMemory]:
-        """Same steps as the shipped run(), with the cheaper data access."""
-        cfg = self.config
-        texts = [t for t, _ in q.parts]
-        weights = [w for _, w in q.parts]
-        qvecs = self.embedder.embed(texts)
-        width = max(q.top_k * cfg.recall_factor, q.top_k)
-        fused = self.recall(q, qvecs, weights, width)
-        if not fused:
-            return []
-        vectors: dict[int, npt.NDArray[np.float32]] = self.store.vectors(fused)
-        relevance = {uid: _relevance(qvecs, weights, vec) for uid, vec in vectors.items()}
-        best = max(relevance.values(), default=0.0) or 1.0
-        seeds = {uid: (relevance.get(uid, 0.0) / best) ** cfg.seed_sharpness for uid in fused}
+    def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
+        """Edges from the in-memory adjacency or one batched query per hop, as configured.
 
-        def neighbours(ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
-            if self.adjacency is not None:
-                return self.adjacency.edges_of(ids)
-            if self.batched:
-                return edges_batched(self.store, ids, fanout=cfg.fanout)
-            return self.store.edges_of(ids, fanout=cfg.fanout)
-
-        activated = spread(seeds, neighbours, hops=cfg.hops, decay=cfg.hop_decay,
-                           threshold=cfg.activation_threshold, max_activated=cfg.max_activated)
-        # The light rerank has shipped in Retriever.run (UnitHead): both settings of
-        # ``light`` now take that path, so its rows measure the shipped code.
-        heads = {uid: h for uid, h in self.store.unit_heads(activated).items()
-                 if self._passes(h, q, seeded=uid in seeds)}
-        if not heads:
-            return []
-        vectors.update(self.store.vectors([uid for uid in heads if uid not in vectors]))
-        ranked = [(*self._score(heads[uid], vectors[uid], qvecs, weights, activated[uid].level,
-                                now=now, q=q), uid) for uid in heads if uid in vectors]
-        ranked.sort(key=lambda r: (-r[0], -r[2]))
-        ranked = ranked[:q.top_k]
-        full = self.store.get_units(r[2] for r in ranked)
-        return [ScoredMemory(full[uid], score, parts, activated[uid].path)
-                for score, parts, uid in ranked if uid in full]
+        The light rerank (``light``) has shipped in ``Retriever.run`` (``UnitHead``), so
+        both of its settings now measure the shipped code.
+        """
+        if self.adjacency is not None:
+            return self.adjacency.edges_of(ids)
+        if self.batched:
+            return edges_batched(self.store, ids, fanout=self.config.fanout)
+        return self.store.edges_of(ids, fanout=self.config.fanout)
 
 
 def windowed_fts(store: SqliteStore) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +16,7 @@ from brainmem_ros.memory.graph import spread
 from brainmem_ros.memory.index import VectorIndex
 from brainmem_ros.memory.store import SqliteStore, UnitHead
 from brainmem_ros.memory.types import (
+    Edge,
     Pose,
     ScoredMemory,
     ScoreParts,
@@ -166,9 +167,8 @@ class Retriever:
         # recall barely does, so memories linked to the best matches can outrank it.
         best = max(relevance.values(), default=0.0) or 1.0
         seeds = {uid: (relevance.get(uid, 0.0) / best) ** cfg.seed_sharpness for uid in fused}
-        activated = spread(seeds, lambda ids: self.store.edges_of(ids, fanout=cfg.fanout),
-                           hops=cfg.hops, decay=cfg.hop_decay, threshold=cfg.activation_threshold,
-                           max_activated=cfg.max_activated)
+        activated = spread(seeds, self.neighbours, hops=cfg.hops, decay=cfg.hop_decay,
+                           threshold=cfg.activation_threshold, max_activated=cfg.max_activated)
         # Filter and rank on the numeric columns; decode full units only for the winners.
         heads = {uid: h for uid, h in self.store.unit_heads(activated).items()
                  if self._passes(h, q, seeded=uid in seeds)}
@@ -182,6 +182,10 @@ class Retriever:
         units = self.store.get_units(r[2] for r in ranked)
         return [ScoredMemory(unit=units[uid], score=score, parts=parts, path=activated[uid].path)
                 for score, parts, uid in ranked if uid in units]
+
+    def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
+        """The strongest ``fanout`` edges of each unit: what activation spreads along."""
+        return self.store.edges_of(ids, fanout=self.config.fanout)
 
     def _passes(self, unit: UnitHead, q: Query, *, seeded: bool) -> bool:
         if q.episode_id is not None and unit.episode_id != q.episode_id:
