@@ -9,6 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -261,7 +262,7 @@ class BrainMem:
                                                      f'repeat of memory {repeat.id} (near-duplicate)')
                             continue
                         uid = self.store_db.insert_unit(draft, vector)
-                        unit = self.store_db.get_unit(uid) or draft
+                        unit = replace(draft, id=uid)  # what was just written, no re-read
                         self.store_db.add_edges(link_candidates(self.store_db, self.index, unit, vector,
                                                                 self.config.links))
                         superseded += dynamics.supersede(self.store_db, unit)

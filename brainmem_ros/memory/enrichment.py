@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.base import Extractor, Reasoner
@@ -27,8 +28,6 @@ def merge(unit: MemoryUnit, entities: tuple[Entity, ...], actions: tuple[str, ..
           changes: tuple[StateChange, ...], importance: float | None, valence: float | None
           ) -> MemoryUnit:
     """The unit with grounded LLM output added; it can only touch this unit's own fields."""
-    from dataclasses import replace
-
     keys = {e.key for e in unit.entities}
     change_keys = {(c.object, c.attribute) for c in unit.state_changes}
     return replace(
