@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainmem_ros.encoders import models
+from brainmem_ros.encoders import models, quantize
 from brainmem_ros.encoders.models import ModelPaths, default_model_paths, materialise_models
 from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
 from brainmem_ros.errors import ConfigError, ModelError
@@ -58,24 +58,37 @@ def test_empty_input_gives_empty_matrix(onnx_embedder: OnnxEmbedder) -> None:
     assert onnx_embedder.embed([]).shape == (0, 384)
 
 
-def test_batched_equals_single(onnx_embedder: OnnxEmbedder) -> None:
-    texts = [
+TEXTS = [
         'Tried to pick up the red cup from the kitchen counter but it slipped.',
         'ok',
         'Navigated from the living room to the charging dock in the hallway, avoiding a box.',
         'ok',
-    ]
-    batched = onnx_embedder.embed(texts)
-    single = np.stack([onnx_embedder.embed([t])[0] for t in texts])
-    np.testing.assert_allclose(batched, single, atol=1e-4)
+]
+
+
+def test_a_vector_does_not_depend_on_its_batch(onnx_embedder: OnnxEmbedder) -> None:
+    batched = onnx_embedder.embed(TEXTS)
+    single = np.stack([onnx_embedder.embed([t])[0] for t in TEXTS])
+    np.testing.assert_array_equal(batched, single)
     np.testing.assert_array_equal(batched[1], batched[3])
 
 
-def test_small_batches_give_the_same_vectors(encoder_paths: ModelPaths,
-                                              onnx_embedder: OnnxEmbedder) -> None:
-    small = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, batch_size=2)
-    texts = [f'observation number {i} in the kitchen' for i in range(7)]
-    np.testing.assert_allclose(small.embed(texts), onnx_embedder.embed(texts), atol=1e-4)
+def test_float_source_model_batches_exactly(encoder_paths: ModelPaths) -> None:
+    # Batching is an option for float encoders: padding is masked out of every product.
+    source = OnnxEmbedder(encoder_paths.source_embedder, encoder_paths.tokenizer, batch_size=2, cache_size=0)
+    texts = [*TEXTS, *(f'observation number {i} in the kitchen' for i in range(5))]
+    single = np.stack([source.embed([t])[0] for t in texts])
+    np.testing.assert_allclose(source.embed(texts), single, atol=1e-4)
+
+
+def test_default_encoder_agrees_with_the_packaged_one(encoder_paths: ModelPaths,
+                                                      onnx_embedder: OnnxEmbedder) -> None:
+    source = OnnxEmbedder(encoder_paths.source_embedder, encoder_paths.tokenizer, cache_size=0)
+    texts = [*TEXTS, 'I opened the fridge', 'The refrigerator door is open', 'the battery is low']
+    cosine = np.sum(source.embed(texts) * onnx_embedder.embed(texts), axis=1)
+    assert cosine.min() >= quantize.MIN_AGREEMENT
+    fridge = onnx_embedder.embed(texts[-3:])
+    assert fridge[0] @ fridge[1] > fridge[0] @ fridge[2] + 0.3  # paraphrase vs unrelated
 
 
 def test_cache_returns_identical_rows(encoder_paths: ModelPaths) -> None:
@@ -171,6 +184,28 @@ def test_damaged_file_is_replaced(encoder_paths: ModelPaths, tmp_path: Path) -> 
     paths.tokenizer.write_text('{"tampered": true}', encoding='utf-8')
     materialise_models(tmp_path, include_llm=False)
     assert models.sha256_file(paths.tokenizer) == models.TOKENIZER_SHA256
+
+
+def test_damaged_derived_encoder_is_derived_again(encoder_paths: ModelPaths, tmp_path: Path) -> None:
+    paths = materialise_models(tmp_path, include_llm=False)
+    good = models.sha256_file(paths.embedder_model)
+    with paths.embedder_model.open('r+b') as stream:
+        stream.seek(1 << 20)
+        stream.write(b'\xff' * 64)
+    materialise_models(tmp_path, include_llm=False)
+    assert models.sha256_file(paths.embedder_model) == good
+    assert paths.source_embedder.is_file() and paths.embedder_model != paths.source_embedder
+
+
+def test_a_derived_encoder_that_disagrees_is_refused(encoder_paths: ModelPaths, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = materialise_models(tmp_path, include_llm=False)
+    paths.embedder_model.unlink()
+    monkeypatch.setattr(quantize, 'MIN_AGREEMENT', 1.01)  # nothing can pass
+    with pytest.raises(ModelError, match='disagrees'):
+        materialise_models(tmp_path, include_llm=False)
+    assert not paths.embedder_model.exists()
+    assert not list(tmp_path.glob('.*dynamic*'))  # no temporary file left behind
 
 
 def test_cli_prints_paths_and_fails_cleanly(encoder_paths: ModelPaths, tmp_path: Path,

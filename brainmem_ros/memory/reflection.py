@@ -42,13 +42,17 @@ def reflect(mem: BrainMem, *, now: float, force: bool = False) -> list[MemoryUni
     db = mem.store_db
     with mem._lock:
         last = int(db.get_meta('last_reflection_id', '0'))
-        rows = db.query('SELECT id, importance FROM units WHERE id > ? AND type != ? ORDER BY id',
-                        (last, UnitType.REFLECTION.value))
-        total = sum(r[1] for r in rows)
-        if not rows or (total < cfg.reflect_threshold and not force):
+        # Every Store asks this, so it is one aggregate over the primary key range;
+        # the ids themselves are read only when a reflection is due.
+        newest, total = db.query('SELECT max(id), total(importance) FROM units WHERE id > ? AND type != ?',
+                                 (last, UnitType.REFLECTION.value))[0]
+        if newest is None or (total < cfg.reflect_threshold and not force):
             return []
-        db.set_meta('last_reflection_id', str(rows[-1][0]))
-    window = [r[0] for r in rows[-cfg.reflect_window:]]
+        db.set_meta('last_reflection_id', str(newest))
+        rows = db.query('SELECT id FROM units WHERE id > ? AND id <= ? AND type != ? '
+                        'ORDER BY id DESC LIMIT ?',
+                        (last, newest, UnitType.REFLECTION.value, cfg.reflect_window))
+    window = [r[0] for r in reversed(rows)]
     units_by_id = db.get_units(window)
     units = [units_by_id[i] for i in window if i in units_by_id]
     insights: list[Insight] = []
