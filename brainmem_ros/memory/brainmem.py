@@ -22,7 +22,7 @@ from brainmem_ros.errors import BrainMemError, InvalidInputError, StoreError, Un
 from brainmem_ros.memory import dynamics
 from brainmem_ros.memory.config import EncoderConfig, MemoryConfig
 from brainmem_ros.memory.enrichment import EnrichmentWorker
-from brainmem_ros.memory.graph import link_candidates
+from brainmem_ros.memory.graph import Neighbours, link_candidates
 from brainmem_ros.memory.index import HotIndex, build_index, load_index, needs_rebuild, save_index
 from brainmem_ros.memory.reflection import reflect as run_reflection
 from brainmem_ros.memory.retrieval import Query, Retriever
@@ -45,6 +45,8 @@ from brainmem_ros.memory.types import (
 TimeLike = float | int | datetime
 _log = logging.getLogger(__name__)
 _NUMBER = re.compile(r'\d+(?:\.\d+)?')
+# Near-duplicates are looked for among the few nearest memories only.
+_DEDUP_K = 3
 ForgetMode = Literal['marginalize', 'restore', 'protect', 'unprotect', 'delete']
 FORGET_MODES: tuple[str, ...] = ('marginalize', 'restore', 'protect', 'unprotect', 'delete')
 DB_NAME = 'memory.db'
@@ -86,7 +88,7 @@ def check_text(text: str, name: str, *, max_bytes: int, required: bool) -> str:
 
 
 def default_embedder(config: EncoderConfig) -> Embedder:
-    """The configured ONNX encoder (packaged all-MiniLM-L6-v2 unless paths are given)."""
+    """The configured ONNX encoder (all-MiniLM-L6-v2, dynamic int8, unless paths are given)."""
     from brainmem_ros.encoders.models import default_model_paths
     from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
 
@@ -251,7 +253,8 @@ class BrainMem:
                 with self.store_db.atomic():
                     for (i, draft), vector in zip(drafts, vectors if vectors is not None else [],
                                                   strict=True):
-                        repeat = self._find_repeat(draft, vector)
+                        nearest = self._nearest(vector)
+                        repeat = self._find_repeat(draft, nearest)
                         if repeat is not None:
                             self.store_db.set_fields(
                                 repeat.id, repeats=repeat.repeats + 1,
@@ -264,7 +267,7 @@ class BrainMem:
                         uid = self.store_db.insert_unit(draft, vector)
                         unit = replace(draft, id=uid)  # what was just written, no re-read
                         self.store_db.add_edges(link_candidates(self.store_db, self.index, unit, vector,
-                                                                self.config.links))
+                                                                self.config.links, nearest=nearest))
                         superseded += dynamics.supersede(self.store_db, unit)
                         # In the index at once, so later items of the batch link to this one.
                         self.index.add(np.asarray([uid], dtype=np.int64), vector.reshape(1, -1))
@@ -329,12 +332,21 @@ class BrainMem:
             pose=item.pose, valid_from=when,
             enrichment=Enrichment.PENDING if self.enrichment is not None else Enrichment.NONE)
 
-    def _find_repeat(self, unit: MemoryUnit, vector: np.ndarray) -> MemoryUnit | None:
-        cfg = self.config.dynamics
+    def _nearest(self, vector: np.ndarray) -> Neighbours | None:
+        """The one vector search of a Store, shared by the near-duplicate check and linking."""
         if not len(self.index):
             return None
-        scores, ids = self.index.search(vector.reshape(1, -1), 3)
-        close = [int(i) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0 and s >= cfg.dedup_cosine]
+        k = max(_DEDUP_K, self.config.links.similar_links + 1)
+        scores, ids = self.index.search(vector.reshape(1, -1), k)
+        return scores[0], ids[0]
+
+    def _find_repeat(self, unit: MemoryUnit, nearest: Neighbours | None) -> MemoryUnit | None:
+        cfg = self.config.dynamics
+        if nearest is None:
+            return None
+        scores, ids = nearest
+        close = [int(i) for s, i in zip(scores[:_DEDUP_K], ids[:_DEDUP_K], strict=True)
+                 if i >= 0 and s >= cfg.dedup_cosine]
         for other in self.store_db.get_units(close).values():
             if other.episode_id != unit.episode_id or other.type != unit.type:
                 continue

@@ -14,15 +14,21 @@ from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit
 
 NeighbourFn = Callable[[Sequence[int]], Mapping[int, Sequence[Edge]]]
+# One vector search's (scores, ids), best first; ids are -1 past the index's size.
+Neighbours = tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]
 
 
 def link_candidates(store: SqliteStore, index: VectorIndex, unit: MemoryUnit,
-                    vector: npt.NDArray[np.float32], config: LinkConfig) -> list[Edge]:
+                    vector: npt.NDArray[np.float32], config: LinkConfig, *,
+                    nearest: Neighbours | None = None) -> list[Edge]:
     """Edges from a new unit to existing ones, found through indexes only.
 
     Candidates come from the episode index (temporal), the entity index (shared
     entities, weighted by overlap) and the vector index (similar meaning); the
     strongest ``max_links`` survive, so no unit gets an unbounded fan-out.
+    ``nearest`` is the vector search for ``vector`` if the caller already ran one
+    with at least ``similar_links + 1`` results (Store's near-duplicate check does:
+    one search per Store instead of two, which matters with IVF at 1M units).
     """
     best: dict[tuple[int, EdgeKind], float] = {}
 
@@ -46,8 +52,11 @@ def link_candidates(store: SqliteStore, index: VectorIndex, unit: MemoryUnit,
                 offer(other, EdgeKind.ENTITY, max(0.25, len(shared) / len(keys | other_keys)))
 
     if config.similar_links and len(index):
-        scores, ids = index.search(vector.reshape(1, -1), config.similar_links + 1)
-        for score, other in zip(scores[0], ids[0], strict=True):
+        wanted = config.similar_links + 1
+        if nearest is None or len(nearest[1]) < wanted:
+            scores, ids = index.search(vector.reshape(1, -1), wanted)
+            nearest = (scores[0], ids[0])
+        for score, other in zip(nearest[0][:wanted], nearest[1][:wanted], strict=True):
             if other >= 0 and float(score) >= config.similar_threshold:
                 offer(int(other), EdgeKind.SIMILAR, float(min(1.0, score)))
 
