@@ -36,6 +36,7 @@ from brainmem_ros.memory.types import (
     ObservationInput,
     Outcome,
     Pose,
+    PreparedBatch,
     ScoredMemory,
     StoreResult,
     UnitType,
@@ -233,9 +234,19 @@ class BrainMem:
     def store_many(self, items: Sequence[ObservationInput]) -> list[StoreResult | BrainMemError]:
         """Store a batch in one transaction; each item gets its result or its own error.
 
-        Embedding runs batched and the batch commits (and fsyncs) once, which is what
-        lets a perception stream be ingested at full durability. An invalid item is
-        refused alone; a failing write (full or read-only disk) fails the whole batch.
+        The batch commits (and fsyncs) once, which is what lets a perception stream be
+        ingested at full durability. An invalid item is refused alone; a failing write
+        (full or read-only disk) fails the whole batch. Same as
+        ``commit(prepare(items))``.
+        """
+        return self.commit(self.prepare(items))
+
+    def prepare(self, items: Sequence[ObservationInput]) -> PreparedBatch:
+        """Validate, extract and embed a batch: the CPU-heavy half of a Store.
+
+        Touches neither the database nor the index and takes no lock, so a caller
+        can prepare the next batch while :meth:`commit` writes this one (the topic
+        ingest does: the encoder and the writer then use both cores).
         """
         results: list[StoreResult | BrainMemError | None] = [None] * len(items)
         drafts: list[tuple[int, MemoryUnit]] = []
@@ -244,7 +255,16 @@ class BrainMem:
                 drafts.append((i, self._draft(item)))
             except BrainMemError as exc:
                 results[i] = exc
-        vectors = self.embedder.embed([d.text for _, d in drafts]) if drafts else None
+        try:
+            vectors = self.embedder.embed([d.text for _, d in drafts]) if drafts else None
+        except BrainMemError as exc:
+            return PreparedBatch([r if r is not None else exc for r in results], [], None)
+        return PreparedBatch(results, drafts, vectors)
+
+    def commit(self, prepared: PreparedBatch) -> list[StoreResult | BrainMemError]:
+        """Deduplicate, link and write a prepared batch in one transaction."""
+        results = list(prepared.results)
+        drafts, vectors = prepared.drafts, prepared.vectors
         created: list[MemoryUnit] = []
         superseded: list[int] = []
         with self._lock:

@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 
-from brainmem_ros.errors import InvalidInputError
+import numpy as np
+import numpy.typing as npt
+
+from brainmem_ros.errors import BrainMemError, InvalidInputError
 
 
 class UnitType(str, Enum):
@@ -248,3 +251,16 @@ class ObservationInput:
     actions: tuple[str, ...] = ()
     importance: float | None = None
     valence: float | None = None
+
+
+@dataclass(frozen=True)
+class PreparedBatch:
+    """Observations validated, extracted and embedded, not yet written (BrainMem.prepare).
+
+    ``results`` holds each refused item's error (None for the others); ``drafts`` the
+    accepted items as (position, unit with id 0); ``vectors`` one row per draft.
+    """
+
+    results: list[StoreResult | BrainMemError | None]
+    drafts: list[tuple[int, MemoryUnit]]
+    vectors: npt.NDArray[np.float32] | None

@@ -55,6 +55,9 @@ class NodeConfig:
         'description': 'observations stored per transaction (one fsync per batch)', 'range': (1, 10000)})
     qos_reliable: bool = field(default=True, metadata={
         'description': 'reliable (true) or best-effort (false) input subscriptions'})
+    gil_switch_ms: float = field(default=0.5, metadata={
+        'description': "Python thread switch interval for this process (ms; Python's default is 5)",
+        'range': (0.05, 100.0)})
 
 
 def _descriptor(name: str, description: str, bound: tuple[float, float] | None,
