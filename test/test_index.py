@@ -72,6 +72,23 @@ def test_large_store_gets_ivf_with_recall_at_10_of_at_least_095() -> None:
     assert recall_at_k(got, truth) >= 0.95
 
 
+def test_lower_effort_scans_fewer_lists_and_still_finds_near_copies() -> None:
+    ids, vecs = source(12000)
+    index = build_index(DIM, lambda: batches_of(ids, vecs), policy=POLICY)
+    assert isinstance(index, IvfIndex) and index.nprobe >= 4
+    queries = clustered(300, seed=99)
+    exact = FlatIndex(DIM)
+    exact.add(ids, vecs)
+    _, truth = exact.search(queries, 10)
+    full = recall_at_k(index.search(queries, 10)[1], truth)
+    quarter = recall_at_k(index.search(queries, 10, effort=0.25)[1], truth)
+    assert quarter < full  # fewer lists scanned: the effort really changes the search
+    # What Store uses it for: a stored vector's own neighbourhood (near-duplicates).
+    _, own = index.search(vecs[:200], 1, effort=0.25)
+    assert (own[:, 0] == ids[:200]).mean() >= 0.98
+    assert FlatIndex(DIM).search(queries[:1], 3, effort=0.1)[1].shape == (1, 1)  # exact: ignored
+
+
 def test_build_is_deterministic() -> None:
     ids, vecs = source(6000)
     a = build_index(DIM, lambda: batches_of(ids, vecs), policy=POLICY)

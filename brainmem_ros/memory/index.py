@@ -63,9 +63,13 @@ class VectorIndex(Protocol):
         """Remove ``ids`` (absent ids are ignored)."""
         ...
 
-    def search(self, queries: npt.NDArray[np.float32], k: int
+    def search(self, queries: npt.NDArray[np.float32], k: int, *, effort: float = 1.0
                ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """Top-k (scores, ids) per query row; missing slots have id -1."""
+        """Top-k (scores, ids) per query row; missing slots have id -1.
+
+        ``effort`` < 1 lets an approximate index scan less (IVF: that share of
+        ``nprobe``) where near neighbours are enough; exact search ignores it.
+        """
         ...
 
 
@@ -157,14 +161,22 @@ class _FaissIndex:
         with self._lock:
             self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))  # type: ignore[arg-type]
 
-    def search(self, queries: npt.NDArray[np.float32], k: int
+    def search(self, queries: npt.NDArray[np.float32], k: int, *, effort: float = 1.0
                ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """Top-k (scores, ids) per query."""
+        """Top-k (scores, ids) per query (``effort``: see :class:`VectorIndex`)."""
         q = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self.dim)
+        params = self._search_params(effort)
         with self._lock:
             k = max(1, min(k, max(1, int(self._index.ntotal))))
-            scores, ids = self._index.search(q, k)
+            if params is None:
+                scores, ids = self._index.search(q, k)
+            else:
+                scores, ids = self._index.search(q, k, params=params)
         return scores, ids
+
+    def _search_params(self, effort: float) -> faiss.SearchParameters | None:
+        del effort  # exact search has nothing to scale
+        return None
 
     def to_bytes(self) -> bytes:
         """Serialized FAISS index (FAISS's own format, never pickle)."""
@@ -223,6 +235,13 @@ class IvfIndex(_FaissIndex):
     def nprobe(self, value: int) -> None:
         with self._lock:
             self._ivf.nprobe = int(max(1, min(value, self._ivf.nlist)))
+
+    def _search_params(self, effort: float) -> faiss.SearchParameters | None:
+        if effort >= 1.0:
+            return None
+        params = faiss.SearchParametersIVF()
+        params.nprobe = max(1, round(self._ivf.nprobe * max(0.0, effort)))
+        return params
 
     @classmethod
     def trained(cls, dim: int, sample: npt.NDArray[np.float32], nlist: int, *, seed: int) -> IvfIndex:
