@@ -1,0 +1,96 @@
+"""The topic ingest pipeline (prepare on one thread, commit on another) on a real store."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from brainmem_ros.memory.types import ObservationInput, PreparedBatch
+from brainmem_ros.ros.ingest import IngestWorker
+
+
+def _observations(n: int) -> list[ObservationInput]:
+    rooms = ('kitchen', 'hallway', 'office', 'garage')
+    return [ObservationInput(f'Observation {i}: the robot saw box number {i} in the {rooms[i % 4]}.',
+                             stamp=1_000.0 + i, episode_id='ingest')
+            for i in range(n)]
+
+
+def test_everything_queued_is_stored_in_order_and_bad_items_are_refused(mem_factory: Any) -> None:
+    mem = mem_factory()
+    warnings: list[str] = []
+    worker = IngestWorker(mem, maxsize=1000, batch_size=16, warn=warnings.append)
+    items = _observations(120)
+    items[7] = ObservationInput('   ', stamp=5.0)  # empty text
+    items[50] = ObservationInput('x' * 70_000)  # over max_text_bytes
+    for item in items:
+        worker.put(item)
+    worker.close()
+    assert worker.counters.stored == 118
+    assert worker.counters.refused == 2 and worker.counters.dropped == 0
+    assert len(warnings) == 2 and all('not stored' in w for w in warnings)
+    rows = mem.store_db.query("SELECT text FROM units WHERE episode_id = 'ingest' ORDER BY id")
+    expected = [it.text for i, it in enumerate(items) if i not in (7, 50)]
+    assert [r[0] for r in rows] == expected  # two threads, still the arrival order
+
+
+def test_prepare_overlaps_commit(mem_factory: Any) -> None:
+    # The point of the two stages: batch n+1 is prepared while batch n is being written.
+    mem = mem_factory()
+    committing = threading.Event()
+    overlapped = threading.Event()
+    real_prepare, real_commit = mem.prepare, mem.commit
+
+    def prepare(batch: list[ObservationInput]) -> PreparedBatch:
+        if committing.is_set():
+            overlapped.set()
+        return real_prepare(batch)
+
+    def commit(prepared: PreparedBatch) -> list[Any]:
+        committing.set()
+        overlapped.wait(5.0)  # hold the first commit until the next prepare has started
+        committing.clear()
+        return real_commit(prepared)
+
+    mem.prepare, mem.commit = prepare, commit
+    worker = IngestWorker(mem, maxsize=1000, batch_size=8, warn=lambda _: None)
+    items = _observations(8)
+    for item in items:
+        worker.put(item)
+    committing.wait(5.0)
+    for item in _observations(16)[8:]:
+        worker.put(item)
+    worker.close()
+    assert overlapped.is_set()
+    assert worker.counters.stored == 16
+
+
+def test_a_failing_batch_does_not_stop_the_ingest(mem_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = mem_factory()
+    warnings: list[str] = []
+    real_commit = mem.commit
+    calls = [0]
+    lost: list[int] = []
+
+    def flaky(prepared: PreparedBatch) -> list[Any]:
+        calls[0] += 1
+        if calls[0] == 1:
+            lost.append(len(prepared.results))  # however many the first batch took
+            raise RuntimeError('disk controller reset')
+        return real_commit(prepared)
+
+    monkeypatch.setattr(mem, 'commit', flaky)
+    worker = IngestWorker(mem, maxsize=100, batch_size=4, warn=warnings.append)
+    first = _observations(4)
+    for item in first:
+        worker.put(item)
+    while calls[0] == 0:
+        threading.Event().wait(0.01)
+    for item in _observations(8)[4:]:
+        worker.put(item)
+    worker.close()
+    assert worker.counters.refused == lost[0] and worker.counters.stored == 8 - lost[0]
+    assert any('disk controller reset' in w for w in warnings)
+    assert mem.stats().units == 8 - lost[0]
