@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from brainmem_ros.memory.types import ObservationInput, PreparedBatch
+from brainmem_ros.errors import BrainMemError
+from brainmem_ros.memory import BrainMem
+from brainmem_ros.memory.types import ObservationInput, PreparedBatch, StoreResult
 from brainmem_ros.ros.ingest import IngestWorker
 
 
@@ -19,7 +21,7 @@ def _observations(n: int) -> list[ObservationInput]:
 
 
 def test_everything_queued_is_stored_in_order_and_bad_items_are_refused(mem_factory: Any) -> None:
-    mem = mem_factory()
+    mem: BrainMem = mem_factory()
     warnings: list[str] = []
     worker = IngestWorker(mem, maxsize=1000, batch_size=16, warn=warnings.append)
     items = _observations(120)
@@ -36,9 +38,9 @@ def test_everything_queued_is_stored_in_order_and_bad_items_are_refused(mem_fact
     assert [r[0] for r in rows] == expected  # two threads, still the arrival order
 
 
-def test_prepare_overlaps_commit(mem_factory: Any) -> None:
+def test_prepare_overlaps_commit(mem_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # The point of the two stages: batch n+1 is prepared while batch n is being written.
-    mem = mem_factory()
+    mem: BrainMem = mem_factory()
     committing = threading.Event()
     overlapped = threading.Event()
     real_prepare, real_commit = mem.prepare, mem.commit
@@ -48,13 +50,14 @@ def test_prepare_overlaps_commit(mem_factory: Any) -> None:
             overlapped.set()
         return real_prepare(batch)
 
-    def commit(prepared: PreparedBatch) -> list[Any]:
+    def commit(prepared: PreparedBatch) -> list[StoreResult | BrainMemError]:
         committing.set()
         overlapped.wait(5.0)  # hold the first commit until the next prepare has started
         committing.clear()
         return real_commit(prepared)
 
-    mem.prepare, mem.commit = prepare, commit
+    monkeypatch.setattr(mem, 'prepare', prepare)
+    monkeypatch.setattr(mem, 'commit', commit)
     worker = IngestWorker(mem, maxsize=1000, batch_size=8, warn=lambda _: None)
     items = _observations(8)
     for item in items:
@@ -68,13 +71,13 @@ def test_prepare_overlaps_commit(mem_factory: Any) -> None:
 
 
 def test_a_failing_batch_does_not_stop_the_ingest(mem_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    mem = mem_factory()
+    mem: BrainMem = mem_factory()
     warnings: list[str] = []
     real_commit = mem.commit
     calls = [0]
     lost: list[int] = []
 
-    def flaky(prepared: PreparedBatch) -> list[Any]:
+    def flaky(prepared: PreparedBatch) -> list[StoreResult | BrainMemError]:
         calls[0] += 1
         if calls[0] == 1:
             lost.append(len(prepared.results))  # however many the first batch took
