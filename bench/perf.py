@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,13 +38,15 @@ from bench.common import (
     table,
 )
 from bench.corpus import Corpus, CorpusUnit, queries
-from brainmem_ros.encoders.base import Embedder
+from bench.enrichment_latency import SlowLlm
+from brainmem_ros.encoders.base import Embedder, Insight, Relation
 from brainmem_ros.memory import BrainMem
-from brainmem_ros.memory.types import ObservationInput
+from brainmem_ros.memory.types import EdgeKind, ObservationInput
 
 N_QUERIES = 200
 N_WARM = 10
 N_STORE = 300
+N_ENRICH = 300
 BATCH = 32
 
 
@@ -300,6 +302,48 @@ def consolidation(store: Path, embedder: Embedder) -> dict[str, Any]:
             'marginalized': len(weak.marginalized), 'index_kind': kind}
 
 
+class InstantReasoner:
+    """Stand-in reasoner that answers at once: every pair is a precondition (confidence 0.9)."""
+
+    def relate(self, first: str, second: str) -> Relation:
+        del first, second
+        return Relation(EdgeKind.PRECONDITION, 0.9)
+
+    def reflect(self, texts: Sequence[str]) -> list[Insight]:
+        del texts
+        return []  # the deterministic summary takes over, as when a real LLM fails
+
+
+def enrichment(store: Path, embedder: Embedder, corpus: Corpus, n: int) -> dict[str, Any]:
+    """The enrichment worker's own cost at scale, with stand-in LLMs that answer at once.
+
+    With a real LLM the throughput is the LLM's (seconds per unit, docs/enrichment.md);
+    what the engine adds per unit (read it, ground and merge, supersede, pick relation
+    candidates, write new edges, reflect) is what this measures against N.
+    """
+    units = _new_units(corpus, n + 3 * N_STORE, N_ENRICH)
+    with BrainMem.open(store, embedder=embedder, llm_extractor=SlowLlm(0.0),
+                       reasoner=InstantReasoner()) as mem:
+        worker = mem.enrichment
+        if worker is None:
+            msg = 'no enrichment worker'
+            raise RuntimeError(msg)
+        mem.store_many([ObservationInput(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
+                        for u in units[:N_WARM]])
+        worker.wait_idle(120)
+        before = worker.processed
+        t0 = time.perf_counter()
+        for start in range(N_WARM, len(units), BATCH):
+            mem.store_many([ObservationInput(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
+                            for u in units[start:start + BATCH]])
+        stored_s = time.perf_counter() - t0
+        drained = worker.wait_idle(600)
+        elapsed = time.perf_counter() - t0
+        done = worker.processed - before
+    return {'enriched': done, 'seconds': elapsed, 'per_s': done / elapsed, 'store_s': stored_s,
+            'drained': drained, 'relation_candidates': mem.config.encoder.relation_candidates}
+
+
 def run_size(corpus: Corpus, embedder: Embedder, n: int, *, ros: bool, profile: bool,
              parts: set[str]) -> None:
     """Every benchmark at one size; each result is recorded as soon as it exists."""
@@ -321,7 +365,7 @@ def run_size(corpus: Corpus, embedder: Embedder, n: int, *, ros: bool, profile: 
             rr = retrieve_ros(store)
             record('retrieve_ros', key, rr)
             print(f'[{n}] retrieve via ROS p50 {rr["p50"]:.1f} ms p99 {rr["p99"]:.1f} ms', flush=True)
-    if 'store' in parts or 'consolidate' in parts:
+    if parts & {'store', 'enrich', 'consolidate'}:
         scratch = copy_store(n, 'write')
         try:
             if 'store' in parts:
@@ -334,6 +378,11 @@ def run_size(corpus: Corpus, embedder: Embedder, n: int, *, ros: bool, profile: 
                     record('store_ros', key, sr)
                     print(f'[{n}] store via service {sr["service"]["per_s"]:.0f}/s, '
                           f'via topic {sr["topic"]["per_s"]:.0f}/s', flush=True)
+            if 'enrich' in parts:
+                e = enrichment(scratch, embedder, corpus, n)
+                record('enrich', key, e)
+                print(f'[{n}] enrichment with instant stand-in LLMs {e["per_s"]:.0f} units/s '
+                      f'({e["enriched"]} units)', flush=True)
             if 'consolidate' in parts:
                 c = consolidation(scratch, embedder)
                 record('consolidate', key, c)
@@ -343,7 +392,7 @@ def run_size(corpus: Corpus, embedder: Embedder, n: int, *, ros: bool, profile: 
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-ALL_PARTS = ('open', 'retrieve', 'store', 'consolidate')
+ALL_PARTS = ('open', 'retrieve', 'store', 'enrich', 'consolidate')
 
 
 def main(argv: list[str] | None = None) -> None:
