@@ -171,8 +171,8 @@ def _targets(res: dict[str, Any], sizes: list[int]) -> str:
             if '+ bounded lexical recall' in w['variants']]
     proj.sort(key=lambda nv: nv[0])
     if proj:
-        note = ('\nWith the changes prototyped in "What if" (bounded lexical recall, in-memory adjacency, '
-                'light rerank), the CPU time of a Retrieve would be '
+        note = ('\nWith the change prototyped in "What if" (bounded lexical recall, on top of the '
+                'shipped in-memory adjacency and light rerank), the CPU time of a Retrieve would be '
                 + ', '.join(f'p50 {v["p50"]:.0f} / p99 {v["p99"]:.0f} ms at {_n(n)}' for n, v in proj)
                 + ' (targets 50 ms at 100k and 120 ms at 1M, p99, through the service). The reasons '
                 'and the remaining gaps are in the last section.\n')
@@ -439,11 +439,13 @@ PROPOSALS = """## What stands in the way of the targets, and what would remove i
    newest 50k units only) measured the same effect.
    A refinement: drop query terms whose document frequency (an `fts5vocab` table, refreshed
    at consolidation) exceeds a few percent; the embedding already carries them.
-2. **Edges come from SQLite one unit at a time.** One query per hop instead (window
-   function) does not help: the per-unit queries are index lookups already. Holding the
-   graph in memory does (`bench/whatif.py:Adjacency`: each unit's strongest `fanout`
-   edges in dense arrays, 13 bytes per entry, ~160 MB at 1M units, rebuilt like the
-   vector index and updated by `add_edges`/pruning), as do the Peers numbers for `spread`.
+2. **Edges came from SQLite one unit at a time.** One query per hop instead (window
+   function) does not help: the per-unit queries are index lookups already. Done: the
+   graph is held in memory (`brainmem_ros/memory/adjacency.py`: each unit's strongest
+   `fanout` edges in dense arrays, 13 bytes per entry, 157 bytes per unit at fanout 12;
+   read in bulk on a thread of its own at open and after consolidation, SQLite answering
+   meanwhile; rows re-read when the store reports their edges changed;
+   `links.in_memory_graph: false` turns it off).
 3. **Full units for every activated unit.** `Retriever.run` loads and JSON-decodes up to
    `max_activated` units to return `top_k`; the rerank reads only numeric columns (stamp,
    type, episode, importance, strength, valence, last access, validity, pose): load those
@@ -481,16 +483,17 @@ def _whatif_section(res: dict[str, Any]) -> str:
     rows = []
     for n in _sizes(sec):
         w = sec[str(n)]
-        order = ['shipped', 'batched edge query per hop', 'in-memory adjacency', '+ light rerank',
+        order = ['shipped', 'edges from SQLite per unit', 'batched edge query per hop',
                  '+ bounded lexical recall']
         for name in sorted(w['variants'], key=lambda k: order.index(k) if k in order else len(order)):
             r = w['variants'][name]
             rows.append((_n(n), name, f'{r["p50"]:.1f}', f'{r["p99"]:.1f}', _fmt(r.get('overlap'), '.2f')))
-    return ('## What if: the changes that would remove the costs\n\nPrototypes in `bench/whatif.py` '
-            '(benchmark code only: a `Retriever` subclass over the same store, encoder and '
-            'configuration), run round-robin query by query: the batched query per hop and the in-memory '
-            'adjacency are alternatives; light rerank and bounded lexical recall are added on top of '
-            'the adjacency. '
+    return ('## What if: the changes that would remove the costs\n\nVariants in `bench/whatif.py` '
+            '(benchmark code only: `Retriever`s over a copy of the same store, encoder and '
+            'configuration), run round-robin query by query: shipped (edges from the in-memory '
+            'adjacency), edges from SQLite one unit at a time (`links.in_memory_graph: false`) and '
+            'one batched query per hop are alternatives; bounded lexical recall is added on top of '
+            'the shipped code. '
             'Times are CPU milliseconds per `Retriever.run` (the variants are compared with each '
             'other; wall time on the shared machine mostly measured the neighbours). "overlap" is '
             'the share of the shipped top-10 that the variant also returns. Command: `'

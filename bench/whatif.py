@@ -1,15 +1,15 @@
 """What would remove the costs: prototypes of the proposed changes, measured on the same stores.
 
-Benchmark code only; nothing here changes the package. Retrieve variants, each on
-top of the previous one:
+Benchmark code only; nothing here changes the package. Retrieve variants, run on a
+scratch copy of each benchmark store:
 
-1. *shipped*: ``Retriever.run`` as it is;
-2. *batched edge query per hop*: one SQL query per hop for the whole frontier
+1. *shipped*: ``Retriever.run`` as ``BrainMem`` opens it, edges from the in-memory
+   :class:`~brainmem_ros.memory.adjacency.Adjacency` (``links.in_memory_graph``);
+2. *edges from SQLite per unit*: the same without it (``links.in_memory_graph: false``),
+   one SQL query per unit of each hop's frontier;
+3. *batched edge query per hop*: one SQL query per hop for the whole frontier
    (``ROW_NUMBER()`` keeps each unit's strongest ``fanout`` edges) instead of one per unit;
-3. *in-memory adjacency*: the same edges from :class:`Adjacency` (no SQL at all);
-4. *+ light rerank*: score the activated units from their numeric columns only and
-   load full units (JSON) for the ``top_k`` returned;
-5. *+ bounded lexical recall*: BM25 over the FTS5 matches among the newest
+4. *+ bounded lexical recall*: shipped, with BM25 over the FTS5 matches among the newest
    ``LEXICAL_WINDOW`` units (a rowid range FTS5 seeks to) instead of over all matches.
 
 ``python -m bench.whatif [--sizes 100000 1000000]``
@@ -25,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import ensure_store, load_embedder, record, summary_ms, table
+from bench.common import copy_store, ensure_store, load_embedder, record, summary_ms, table
 from bench.corpus import Corpus, queries
 from brainmem_ros.encoders.base import Embedder
-from brainmem_ros.memory import BrainMem
+from brainmem_ros.memory import BrainMem, MemoryConfig
+from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.retrieval import Query, Retriever
 from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.types import (
@@ -43,59 +44,6 @@ LEXICAL_WINDOW = 50_000
 N_QUERIES = 150
 
 
-_KINDS = tuple(EdgeKind)
-_KIND_CODE = {k.value: i for i, k in enumerate(_KINDS)}
-
-
-class Adjacency:
-    """Every unit's strongest ``fanout`` edges in dense arrays: a derived, in-memory graph.
-
-    What ``SqliteStore.edges_of`` answers, precomputed (N x fanout entries: about
-    13 bytes each, 160 MB at 1M units with fanout 12). A product version would be
-    saved next to the vector index and updated when edges are added or pruned.
-    """
-
-    def __init__(self, store: SqliteStore, *, fanout: int, chunk: int = 50_000) -> None:
-        top = store.max_id()
-        self.fanout = fanout
-        self.src = np.full((top + 1, fanout), -1, dtype=np.int32)
-        self.dst = np.full((top + 1, fanout), -1, dtype=np.int32)
-        self.kind = np.zeros((top + 1, fanout), dtype=np.int8)
-        self.weight = np.zeros((top + 1, fanout), dtype=np.float32)
-        for a in range(0, top + 1, chunk):
-            b = a + chunk
-            rows = store.query(
-                'SELECT src AS u, src, dst, kind, weight FROM edges WHERE src >= ? AND src < ? '
-                'UNION ALL SELECT dst AS u, src, dst, kind, weight FROM edges WHERE dst >= ? AND dst < ?',
-                (a, b, a, b))
-            if not rows:
-                continue
-            n_rows = len(rows)
-            u = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n_rows)
-            src = np.fromiter((r[1] for r in rows), dtype=np.int32, count=n_rows)
-            dst = np.fromiter((r[2] for r in rows), dtype=np.int32, count=n_rows)
-            kind = np.fromiter((_KIND_CODE[r[3]] for r in rows), dtype=np.int8, count=n_rows)
-            w = np.fromiter((r[4] for r in rows), dtype=np.float32, count=n_rows)
-            order = np.lexsort((-w, u))
-            u_sorted = u[order]
-            rank = np.arange(n_rows) - np.searchsorted(u_sorted, u_sorted, side='left')
-            keep, slot = order[rank < fanout], rank[rank < fanout]
-            self.src[u[keep], slot], self.dst[u[keep], slot] = src[keep], dst[keep]
-            self.kind[u[keep], slot], self.weight[u[keep], slot] = kind[keep], w[keep]
-
-    def edges_of(self, ids: Sequence[int]) -> dict[int, list[Edge]]:
-        """Same answer as ``SqliteStore.edges_of(ids, fanout=self.fanout)``."""
-        out: dict[int, list[Edge]] = {}
-        for uid in ids:
-            if uid >= len(self.src):
-                out[uid] = []
-                continue
-            row_s, row_d, row_k, row_w = self.src[uid], self.dst[uid], self.kind[uid], self.weight[uid]
-            out[uid] = [Edge(int(row_s[j]), int(row_d[j]), _KINDS[row_k[j]], float(row_w[j]))
-                        for j in range(self.fanout) if row_s[j] >= 0]
-        return out
-
-
 def edges_batched(store: SqliteStore, ids: Sequence[int], *, fanout: int) -> dict[int, list[Edge]]:
     """The strongest ``fanout`` edges of every unit in ``ids``, one query per 400 units."""
     out: dict[int, list[Edge]] = {int(i): [] for i in ids}
@@ -106,7 +54,7 @@ def edges_batched(store: SqliteStore, ids: Sequence[int], *, fanout: int) -> dic
         rows = store.query(
             'SELECT u, src, dst, kind, weight FROM ('
             ' SELECT u, src, dst, kind, weight,'
-            '  ROW_NUMBER() OVER (PARTITION BY u ORDER BY weight DESC) AS rn FROM ('
+            '  ROW_NUMBER() OVER (PARTITION BY u ORDER BY weight DESC, src, dst, kind) AS rn FROM ('
             f'  SELECT src AS u, src, dst, kind, weight FROM edges WHERE src IN ({marks})'
             f'  UNION ALL SELECT dst AS u, src, dst, kind, weight FROM edges WHERE dst IN ({marks})))'
             ' WHERE rn <= ?', (*chunk, *chunk, fanout))
@@ -136,27 +84,12 @@ def light_units(store: SqliteStore, ids: Sequence[int]) -> dict[int, MemoryUnit]
     return out
 
 
-class FastRetriever(Retriever):
-    """``Retriever.run`` with the proposed changes switched on one by one."""
-
-    def __init__(self, base: Retriever, *, batched: bool, light: bool,
-                 adjacency: Adjacency | None = None) -> None:
-        super().__init__(base.store, base.index, base.embedder, base.config)
-        self.batched = batched
-        self.light = light
-        self.adjacency = adjacency
+class BatchedRetriever(Retriever):
+    """``Retriever.run`` with edges from one batched SQL query per hop."""
 
     def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
-        """Edges from the in-memory adjacency or one batched query per hop, as configured.
-
-        The light rerank (``light``) has shipped in ``Retriever.run`` (``UnitHead``), so
-        both of its settings now measure the shipped code.
-        """
-        if self.adjacency is not None:
-            return self.adjacency.edges_of(ids)
-        if self.batched:
-            return edges_batched(self.store, ids, fanout=self.config.fanout)
-        return self.store.edges_of(ids, fanout=self.config.fanout)
+        """Each unit's strongest ``fanout`` edges, one query per 400 units."""
+        return edges_batched(self.store, ids, fanout=self.config.fanout)
 
 
 def windowed_fts(store: SqliteStore) -> Any:
@@ -179,21 +112,26 @@ def retrieve_variants(store: Path, embedder: Embedder) -> dict[str, Any]:
     """
     qs = [Query(query=b.query, goal=b.goal, state=b.state, top_k=10) for b in queries(N_QUERIES, seed=23)]
     out: dict[str, Any] = {}
-    with BrainMem.open(store, embedder=embedder) as mem:
+    # Opened without the in-memory graph, which is then read here as BrainMem reads it
+    # at open: timed on its own, and the same object serves the shipped variants.
+    config = MemoryConfig.from_mapping({'links.in_memory_graph': False})
+    with BrainMem.open(store, config, embedder=embedder) as mem:
         now = float(mem.store_db.query('SELECT MAX(stamp) FROM units')[0][0]) + 3600.0
-        base = mem.retriever
+        sqlite_edges = mem.retriever
         shipped_fts = mem.store_db.fts_search
         t = time.perf_counter()
-        adjacency = Adjacency(mem.store_db, fanout=base.config.fanout)
+        adjacency = Adjacency(mem.store_db, fanout=sqlite_edges.config.fanout)
+        if not adjacency.wait_ready():  # the bulk read runs on a thread of its own
+            msg = 'the in-memory graph could not be read'
+            raise RuntimeError(msg)
         adjacency_s = time.perf_counter() - t
+        shipped = Retriever(mem.store_db, mem.index, embedder, sqlite_edges.config, adjacency=adjacency)
         variants: list[tuple[str, Retriever, bool]] = [
-            ('shipped', base, False),
-            ('batched edge query per hop', FastRetriever(base, batched=True, light=False), False),
-            ('in-memory adjacency', FastRetriever(base, batched=False, light=False, adjacency=adjacency),
-             False),
-            ('+ light rerank', FastRetriever(base, batched=False, light=True, adjacency=adjacency), False),
-            ('+ bounded lexical recall', FastRetriever(base, batched=False, light=True, adjacency=adjacency),
-             True),
+            ('shipped', shipped, False),
+            ('edges from SQLite per unit', sqlite_edges, False),
+            ('batched edge query per hop', BatchedRetriever(mem.store_db, mem.index, embedder,
+                                                            sqlite_edges.config), False),
+            ('+ bounded lexical recall', shipped, True),
         ]
         def run(i: int, q: Query) -> tuple[float, list[int]]:
             _, retriever, window = variants[i]
@@ -222,9 +160,10 @@ def retrieve_variants(store: Path, embedder: Embedder) -> dict[str, Any]:
             print(f'  {name}: p50 {out[name]["p50"]:.1f} ms p99 {out[name]["p99"]:.1f} ms '
                   f'overlap {overlap:.2f}', flush=True)
         mem.store_db.fts_search = shipped_fts  # type: ignore[method-assign]
-    out['adjacency_build_s'] = adjacency_s
-    out['adjacency_bytes'] = sum(a.nbytes for a in (adjacency.src, adjacency.dst, adjacency.kind,
-                                                   adjacency.weight))
+        out['adjacency_build_s'] = adjacency_s
+        out['adjacency_bytes'] = adjacency.nbytes
+        out['adjacency_bytes_per_unit'] = adjacency.nbytes / max(1, mem.store_db.max_id())
+        adjacency.close()
     return out
 
 
@@ -236,10 +175,12 @@ def main(argv: list[str] | None = None) -> None:
     embedder = load_embedder()
     corpus = Corpus(embedder)
     for n in args.sizes:
-        store = ensure_store(corpus, n)
+        ensure_store(corpus, n)
+        store = copy_store(n, 'whatif')  # opening a store writes to it: never the shared one
         print(f'[{n}] what if', flush=True)
         variants = retrieve_variants(store, embedder)
-        extra = {k: variants.pop(k) for k in ('adjacency_build_s', 'adjacency_bytes')}
+        extra = {k: variants.pop(k) for k in ('adjacency_build_s', 'adjacency_bytes',
+                                              'adjacency_bytes_per_unit')}
         record('whatif', str(n), {'variants': variants, **extra})
         print(table(['variant', 'CPU p50 ms', 'CPU p99 ms', 'overlap'],
                     [(k, f'{v["p50"]:.1f}', f'{v["p99"]:.1f}', f'{v["overlap"]:.2f}')

@@ -20,6 +20,7 @@ import numpy as np
 from brainmem_ros.encoders.base import Embedder, Extractor, Reasoner
 from brainmem_ros.errors import BrainMemError, InvalidInputError, StoreError, UnknownIdError
 from brainmem_ros.memory import dynamics
+from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import EncoderConfig, MemoryConfig
 from brainmem_ros.memory.enrichment import EnrichmentWorker
 from brainmem_ros.memory.graph import Neighbours, link_candidates
@@ -149,7 +150,10 @@ class BrainMem:
         else:
             self.index = index
             self.index_status = 'loaded'
-        self.retriever = Retriever(self.store_db, self.index, embedder, config.retrieval)
+        self.adjacency = (Adjacency(self.store_db, fanout=config.retrieval.fanout)
+                          if config.links.in_memory_graph else None)
+        self.retriever = Retriever(self.store_db, self.index, embedder, config.retrieval,
+                                   adjacency=self.adjacency)
         self.enrichment: EnrichmentWorker | None = None
         if llm_extractor is not None:
             self.enrichment = EnrichmentWorker(self, llm_extractor, reasoner,
@@ -186,6 +190,8 @@ class BrainMem:
             self.enrichment.stop()
         with self._lock:
             self.save_index()
+            if self.adjacency is not None:
+                self.adjacency.close()
             self.store_db.close()
 
     def _build_index(self) -> HotIndex:

@@ -83,6 +83,9 @@ class LinkConfig:
     similar_links: int = opt(3, 0, 50, 'vector neighbours linked as similar')
     similar_threshold: float = opt(0.55, 0.0, 1.0, 'cosine above which neighbours are linked')
     max_links: int = opt(24, 1, 500, 'fan-out cap of links created for one unit')
+    in_memory_graph: bool = field(default=True, metadata={
+        'description': "keep each unit's strongest retrieval.fanout edges in RAM "
+                       '(157 bytes per unit at fanout 12); false: read them from SQLite per hop'})
 
 
 @dataclass(frozen=True)

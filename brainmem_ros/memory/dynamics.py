@@ -84,10 +84,14 @@ def consolidate(store: SqliteStore, index: VectorIndex, *, now: float,
             db.executemany('UPDATE units SET marginalized = 1 WHERE id = ?', [(i,) for i in weak])
             store.bump_generation()
         edge_factor = math.exp(-config.edge_decay_per_day * days)
-        db.execute(f'UPDATE edges SET weight = weight * ? WHERE kind NOT IN {_STRUCTURAL}',
-                   (edge_factor,))
-        pruned = db.execute(f'DELETE FROM edges WHERE weight < ? AND kind NOT IN {_STRUCTURAL}',
-                            (config.prune_below,)).rowcount
+        # Wholesale: edge listeners (the in-memory graph) are told that all edges
+        # changed instead of being told row by row.
+        with store.rewriting_edges() as edges_db:
+            if edge_factor != 1.0:  # x 1.0 would rewrite every edge for nothing
+                edges_db.execute(f'UPDATE edges SET weight = weight * ? WHERE kind NOT IN {_STRUCTURAL}',
+                                 (edge_factor,))
+            pruned = edges_db.execute(f'DELETE FROM edges WHERE weight < ? AND kind NOT IN {_STRUCTURAL}',
+                                      (config.prune_below,)).rowcount
         replayed: list[int] = []
         if config.replay_count:
             # Rehearse mid-strength units that many others point at: the ones most

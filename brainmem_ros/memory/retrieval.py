@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from brainmem_ros.encoders.base import Embedder
+from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import RetrievalConfig
 from brainmem_ros.memory.graph import spread
 from brainmem_ros.memory.index import VectorIndex
@@ -93,14 +94,19 @@ def rrf(rankings: Sequence[tuple[Sequence[int], float]], k: float) -> dict[int, 
 
 
 class Retriever:
-    """Runs a :class:`Query` against the store, the hot index and the graph."""
+    """Runs a :class:`Query` against the store, the hot index and the graph.
+
+    The graph's edges come from ``adjacency`` (held in memory) when there is one, and
+    from SQLite otherwise; both give the same edges.
+    """
 
     def __init__(self, store: SqliteStore, index: VectorIndex, embedder: Embedder,
-                 config: RetrievalConfig) -> None:
+                 config: RetrievalConfig, *, adjacency: Adjacency | None = None) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
         self.config = config
+        self.adjacency = adjacency
 
     def recall(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
                width: int) -> dict[int, float]:
@@ -185,6 +191,9 @@ class Retriever:
 
     def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
         """The strongest ``fanout`` edges of each unit: what activation spreads along."""
+        if self.adjacency is not None:
+            # Answers from SQLite itself when fanout was raised beyond what it holds.
+            return self.adjacency.edges_of(ids, fanout=self.config.fanout)
         return self.store.edges_of(ids, fanout=self.config.fanout)
 
     def _passes(self, unit: UnitHead, q: Query, *, seeded: bool) -> bool:

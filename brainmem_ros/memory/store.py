@@ -8,6 +8,10 @@ Faults surface as :class:`StoreError` with SQLite's reason (disk full, read-only
 file system, malformed file), never as a raw ``sqlite3`` exception. A data
 directory that cannot be written (read-only mount) still opens, read-only: recall
 keeps working and every write is refused with a message.
+
+Edge changes can be watched (:meth:`SqliteStore.watch_edges`): the in-memory graph
+of :mod:`brainmem_ros.memory.adjacency` is told which units' edges changed after
+every transaction, however the change was made.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import secrets
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -115,6 +119,24 @@ def _valid_ids(ids: Iterable[int]) -> list[int]:
     return [i for i in dict.fromkeys(int(i) for i in ids) if 0 < i <= _MAX_ROWID]
 
 
+#: Told the ids of units whose edges changed (``None``: possibly every unit's).
+EdgeListener = Callable[[frozenset[int] | None], None]
+
+# Edge changes are recorded by TEMP triggers: they belong to this connection only
+# (nothing is written to the file) and see every change made through it -- the
+# store's methods, raw SQL in dynamics, deletes cascading from units -- as part of
+# the transaction, so a rollback takes its records back with it.
+_TOUCHED = 'temp.edges_touched'
+_EDGE_TRIGGERS = {
+    'edges_touched_insert': 'AFTER INSERT ON main.edges BEGIN '
+                            'INSERT INTO edges_touched VALUES (new.src), (new.dst); END',
+    'edges_touched_update': 'AFTER UPDATE ON main.edges BEGIN INSERT INTO edges_touched '
+                            'VALUES (old.src), (old.dst), (new.src), (new.dst); END',
+    'edges_touched_delete': 'AFTER DELETE ON main.edges BEGIN '
+                            'INSERT INTO edges_touched VALUES (old.src), (old.dst); END',
+}
+
+
 def _make_private(path: Path) -> None:
     # A file copied in with a looser mode (or left by an older version) is
     # tightened: memories can be private (who lives where, what they said).
@@ -142,6 +164,10 @@ class SqliteStore:
         self.config = config or StoreConfig()
         self._lock = threading.RLock()
         self._depth = 0
+        self._edge_listeners: list[EdgeListener] = []
+        self._watching = False  # the edge triggers are installed
+        self._edges_rewritten = False
+        self._reader_uri = _uri(self.path, mode='ro')  # for reader(): never writes
         #: Why the store refuses writes ('' when it is writable).
         self.read_only_reason = ''
         try:
@@ -189,6 +215,7 @@ class SqliteStore:
         # With one, SQLite reads it read-only; it never skips a committed unit.
         pending = wal.exists() and wal.stat().st_size > 0
         uri = _uri(self.path, mode='ro') if pending else _uri(self.path, mode='ro', immutable='1')
+        self._reader_uri = uri
         try:
             self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             self._db.execute(f'PRAGMA busy_timeout = {int(self.config.busy_timeout_ms)}')
@@ -270,23 +297,39 @@ class SqliteStore:
                 raise StoreError(msg) from None
             self._depth = 1
             try:
-                yield self._db
-            except sqlite3.Error as exc:
+                try:
+                    yield self._db
+                except sqlite3.Error as exc:
+                    self._depth = 0
+                    self._rollback()
+                    msg = f'cannot write to memory store: {exc}'
+                    raise StoreError(msg) from None
+                except BaseException:
+                    self._depth = 0
+                    self._rollback()
+                    raise
                 self._depth = 0
-                self._rollback()
-                msg = f'cannot write to memory store: {exc}'
-                raise StoreError(msg) from None
-            except BaseException:
-                self._depth = 0
-                self._rollback()
-                raise
-            self._depth = 0
-            try:
-                self._db.execute('COMMIT')
-            except sqlite3.Error as exc:
-                self._rollback()
-                msg = f'cannot write to memory store: {exc}'
-                raise StoreError(msg) from None
+                try:
+                    self._db.execute('COMMIT')
+                except sqlite3.Error as exc:
+                    self._rollback()
+                    msg = f'cannot write to memory store: {exc}'
+                    raise StoreError(msg) from None
+            finally:
+                # Committed or rolled back, still under the lock: edge listeners are
+                # up to date before any other thread can read the store.
+                self.settle_edges()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The store's lock: held, no other thread commits (or reads) in between."""
+        return self._lock
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside :meth:`atomic` on the thread that holds the lock."""
+        with self._lock:
+            return self._depth > 0
 
     def _rollback(self) -> None:
         # SQLite may already have rolled back by itself (disk full, I/O error);
@@ -296,6 +339,30 @@ class SqliteStore:
                 self._db.execute('ROLLBACK')
             except sqlite3.Error as exc:
                 _log.warning('rollback of %s failed: %s', self.path, exc)
+
+    @contextmanager
+    def reader(self) -> Iterator[sqlite3.Connection]:
+        """A second connection, read-only, in one read transaction: a snapshot of the store.
+
+        For long reads on another thread (the in-memory graph's bulk read): they take
+        no lock, hold up no writer (WAL), and see nothing committed after their first
+        statement. SQLite failures leave as :class:`StoreError`.
+        """
+        try:
+            db = sqlite3.connect(self._reader_uri, uri=True, isolation_level=None,
+                                 check_same_thread=False)
+        except sqlite3.Error as exc:
+            msg = f'cannot open a reader of memory store {self.path}: {exc}'
+            raise StoreError(msg) from None
+        try:
+            db.execute(f'PRAGMA busy_timeout = {int(self.config.busy_timeout_ms)}')
+            db.execute('BEGIN')
+            yield db
+        except sqlite3.Error as exc:
+            msg = f'memory store read failed: {exc}'
+            raise StoreError(msg) from None
+        finally:
+            db.close()
 
     def integrity_problems(self, *, quick: bool = False) -> list[str]:
         """What ``PRAGMA integrity_check`` (or ``quick_check``) finds; [] when intact."""
@@ -546,16 +613,119 @@ class SqliteStore:
                 (src, dst, kind.value, gain, gain))
 
     def edges_of(self, ids: Sequence[int], *, fanout: int) -> dict[int, list[Edge]]:
-        """The strongest ``fanout`` edges touching each unit, both directions."""
+        """The strongest ``fanout`` edges touching each unit, both directions.
+
+        Equal weights are ordered by (src, dst, kind), so the answer is one list, the
+        same one :class:`~brainmem_ros.memory.adjacency.Adjacency` holds.
+        """
         out: dict[int, list[Edge]] = {}
         for uid in dict.fromkeys(ids):
             rows = self.query(
                 'SELECT src, dst, kind, weight FROM ('
                 ' SELECT src, dst, kind, weight FROM edges WHERE src = ?'
                 ' UNION ALL SELECT src, dst, kind, weight FROM edges WHERE dst = ?'
-                ') ORDER BY weight DESC LIMIT ?', (uid, uid, fanout))
+                ') ORDER BY weight DESC, src, dst, kind LIMIT ?', (uid, uid, fanout))
             out[uid] = [Edge(s, d, EdgeKind(k), w) for s, d, k, w in rows]
         return out
+
+    # -- watching edges ----------------------------------------------------------------
+
+    def watch_edges(self, listener: EdgeListener) -> bool:
+        """Call ``listener`` with the ids of units whose edges changed, after each transaction.
+
+        Every change made through this store counts, however it was made (triggers
+        record it): inserts, weight updates, deletes and deletes cascading from units.
+        ``listener`` runs under the store's lock once the transaction has committed or
+        rolled back (a rollback reports nothing: it changed nothing), or when
+        :meth:`settle_edges` is called; it must not raise. ``None`` means any unit's
+        edges may have changed (:meth:`rewriting_edges`). False when changes cannot be
+        watched (SQLite refused the temporary triggers): the listener is not added.
+        """
+        with self._lock:
+            if self._depth:
+                msg = 'edges cannot start being watched inside a transaction'
+                raise StoreError(msg)
+            # Nothing changes through a read-only connection: nothing to watch.
+            if not self._watching and not self.read_only:
+                try:
+                    self._db.execute(f'CREATE TEMP TABLE IF NOT EXISTS {_TOUCHED}(unit_id INTEGER NOT NULL)')
+                    self._create_edge_triggers()
+                except sqlite3.Error as exc:
+                    _log.warning('edge changes of %s cannot be watched: %s', self.path, exc)
+                    return False
+                self._watching, self._edges_rewritten = True, False
+            self._edge_listeners.append(listener)
+            return True
+
+    def unwatch_edges(self, listener: EdgeListener) -> None:
+        """Stop calling ``listener``; the triggers go with the last listener."""
+        with self._lock:
+            if listener not in self._edge_listeners:
+                return
+            self._edge_listeners.remove(listener)
+            if self._edge_listeners or self._depth or not self._watching:
+                return  # inside a transaction they stay; settle_edges keeps their table empty
+            try:
+                for name in _EDGE_TRIGGERS:
+                    self._db.execute(f'DROP TRIGGER IF EXISTS temp.{name}')
+                self._db.execute(f'DROP TABLE IF EXISTS {_TOUCHED}')
+            except sqlite3.Error as exc:
+                _log.warning('edge triggers of %s not dropped: %s', self.path, exc)
+                return
+            self._watching = False
+
+    def settle_edges(self) -> None:
+        """Tell edge listeners about changes not yet reported (no-op inside a transaction).
+
+        :meth:`atomic` does this when a transaction ends; a listener calls it before
+        it answers, for changes made outside any transaction (raw SQL in autocommit).
+        """
+        with self._lock:
+            if self._depth or not self._watching:
+                return
+            everything, self._edges_rewritten = self._edges_rewritten, False
+            ids: frozenset[int] = frozenset()
+            try:
+                ids = frozenset(int(r[0]) for r in self._db.execute(
+                    f'SELECT DISTINCT unit_id FROM {_TOUCHED}'))
+                if ids:
+                    self._db.execute(f'DELETE FROM {_TOUCHED}')
+            except sqlite3.Error as exc:
+                # Which units changed is unknown: every unit's edges may have.
+                _log.warning('edge changes of %s not read (%s): all edges count as changed',
+                             self.path, exc)
+                everything = True
+            if everything or ids:
+                for listener in list(self._edge_listeners):
+                    listener(None if everything else ids)
+
+    @contextmanager
+    def rewriting_edges(self) -> Iterator[sqlite3.Connection]:
+        """A transaction (or a part of one) whose statements change edges wholesale.
+
+        A trigger per edge row costs about as much as the row's update itself (~1 us;
+        consolidation's decay touches every association edge, 23M rows at 1M units),
+        so inside this block the triggers are off, and if any row changed, listeners are
+        told that every unit's edges may have changed. The triggers come back with the
+        block: re-created at its end, or restored by the rollback of the transaction.
+        """
+        with self.atomic() as db:
+            watching = self._watching
+            if watching:
+                for name in _EDGE_TRIGGERS:
+                    db.execute(f'DROP TRIGGER IF EXISTS temp.{name}')
+            before = db.total_changes
+            try:
+                yield db
+            finally:
+                if watching and db.total_changes != before:
+                    self._edges_rewritten = True
+                if watching:
+                    self._create_edge_triggers()
+
+    def _create_edge_triggers(self) -> None:
+        for name, body in _EDGE_TRIGGERS.items():
+            self._db.execute(f'CREATE TEMP TRIGGER IF NOT EXISTS {name} {body}')
 
     def edge_count(self) -> int:
         """Number of edges."""
