@@ -98,6 +98,7 @@ def retrieve_inprocess(store: Path, embedder: Embedder, n: int, *, profile: bool
     """Retrieve latency in-process, with a per-stage breakdown (and a cProfile listing)."""
     qs = queries(N_QUERIES + N_WARM)
     with BrainMem.open(store, embedder=embedder) as mem:
+        _wait_for_graph(mem)
         for q in qs[:N_WARM]:
             mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
         timer = instrument_retrieve(mem)
@@ -126,6 +127,14 @@ def retrieve_inprocess(store: Path, embedder: Embedder, n: int, *, profile: bool
         kind = mem.index.kind
     return {**summary_ms(lat), **cpu_summary_ms(cpu), 'stages_ms': stages, 'profile': listing,
             'index_kind': kind, 'units': n, 'load': (load + load_average()) / 2}
+
+
+def _wait_for_graph(mem: BrainMem) -> None:
+    # The in-memory graph is read on a thread of its own after open (~25 s at 1M);
+    # until then edges come from SQLite. Measure the steady state.
+    if mem.adjacency is not None and not mem.adjacency.wait_ready(600):
+        msg = 'the in-memory graph was not read within 600 s'
+        raise TimeoutError(msg)
 
 
 def _trim_profile(text: str) -> str:
@@ -163,7 +172,8 @@ def retrieve_ros(store: Path) -> dict[str, Any]:
     from brainmem_ros.srv import Retrieve
 
     qs = queries(N_QUERIES + N_WARM)
-    with ros_node(store) as (_node, client):
+    with ros_node(store) as (node, client):
+        _wait_for_graph(node.mem)
         cli = client.create_client(Retrieve, 'retrieve')
         if not cli.wait_for_service(timeout_sec=30):
             msg = 'retrieve service not available'

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,3 +148,17 @@ def test_missing_llm_keeps_the_fast_path(tmp_path: Path, model_paths: object) ->
         assert 'no.gguf' in note[0][0]
         hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='milk', top_k=1))
         assert hits.success and hits.memories[0].unit.id == resp.id
+
+
+def test_interpreter_is_tuned_for_latency(tmp_path: Path, model_paths: object) -> None:
+    # Process-wide settings the node applies at configure (see node.tune_interpreter).
+    switch, threshold = sys.getswitchinterval(), gc.get_threshold()
+    try:
+        with running_node(tmp_path / 'mem', extra={'gil_switch_ms': 0.25, 'gc_gen0_threshold': 12345}):
+            assert sys.getswitchinterval() == pytest.approx(0.00025)
+            assert gc.get_threshold()[0] == 12345
+            assert gc.get_freeze_count() > 0
+    finally:
+        sys.setswitchinterval(switch)
+        gc.set_threshold(*threshold)
+        gc.unfreeze()

@@ -58,6 +58,10 @@ class NodeConfig:
     gil_switch_ms: float = field(default=0.5, metadata={
         'description': "Python thread switch interval for this process (ms; Python's default is 5)",
         'range': (0.05, 100.0)})
+    gc_gen0_threshold: int = field(default=20000, metadata={
+        'description': 'allocations between young-generation GC passes; objects alive once the store '
+                       "is open are frozen out of GC (0 = leave Python's GC as it is)",
+        'range': (0, 10000000)})
 
 
 def _descriptor(name: str, description: str, bound: tuple[float, float] | None,
