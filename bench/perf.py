@@ -42,6 +42,7 @@ from bench.enrichment_latency import SlowLlm
 from brainmem_ros.encoders.base import Embedder, Insight, Relation
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.memory.types import EdgeKind, ObservationInput
+from brainmem_ros.tuning import tune_interpreter
 
 N_QUERIES = 200
 N_WARM = 10
@@ -99,6 +100,7 @@ def retrieve_inprocess(store: Path, embedder: Embedder, n: int, *, profile: bool
     qs = queries(N_QUERIES + N_WARM)
     with BrainMem.open(store, embedder=embedder) as mem:
         _wait_for_graph(mem)
+        tune_interpreter()  # what the node does at configure
         for q in qs[:N_WARM]:
             mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
         timer = instrument_retrieve(mem)
@@ -201,6 +203,7 @@ def store_inprocess(store: Path, embedder: Embedder, corpus: Corpus, n: int) -> 
     """Store throughput in-process: one observation after another, then ``store_many`` batches."""
     units = _new_units(corpus, n, 2 * N_STORE + N_WARM)
     with BrainMem.open(store, embedder=embedder) as mem:
+        tune_interpreter()
         for u in units[:N_WARM]:
             mem.store(u.text, stamp=u.stamp, episode_id=u.episode_id, pose=u.pose)
         timer = StageTimer()

@@ -9,7 +9,6 @@ itself to active, so ``ros2 run`` works without a lifecycle manager.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import os
@@ -43,6 +42,7 @@ from brainmem_ros.ros import convert, params
 from brainmem_ros.ros.ingest import IngestWorker
 from brainmem_ros.ros.markers import memory_markers
 from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, Stats, Store
+from brainmem_ros.tuning import tune_interpreter
 
 R = TypeVar('R')
 EXECUTOR_THREADS = 16
@@ -434,26 +434,6 @@ class BrainMemNode(LifecycleNode):
             pub.publish(memory_markers(units, stamp=time.time()))
         except (BrainMemError, InvalidHandle):
             return  # deactivated or closed while this timer tick was running
-
-
-def tune_interpreter(*, switch_ms: float, gc_gen0: int) -> None:
-    """Process-wide CPython settings for a latency-bound node (both measured, see docs).
-
-    The encoder, FAISS and SQLite release the GIL while they work; getting it back
-    waits out the running Python thread's switch interval. With rclpy's executor
-    threads always busy, Python's 5 ms default made every FAISS search of a Store
-    cost ~5 ms instead of 0.3; 0.5 ms brings it near the lone figure.
-
-    Full garbage collections walk every tracked object (rclpy's, the models', the
-    store's) and showed as ~20 ms Retrieve outliers. Freezing what exists once the
-    store is open takes it out of those walks, and a larger first generation makes
-    collections rarer: Retrieve p99 at 100k went from 73 to 39 ms in-process.
-    """
-    sys.setswitchinterval(switch_ms / 1000.0)
-    if gc_gen0 > 0:
-        gc.freeze()
-        _, gen1, gen2 = gc.get_threshold()
-        gc.set_threshold(gc_gen0, gen1, gen2)
 
 
 def main(args: list[str] | None = None) -> int:
