@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -64,9 +64,8 @@ def link_candidates(store: SqliteStore, index: VectorIndex, unit: MemoryUnit,
     return [Edge(unit.id, other, kind, weight) for (other, kind), weight in ranked]
 
 
-@dataclass(frozen=True)
-class Activation:
-    """How strongly a unit was activated and the path from its seed."""
+class Activation(NamedTuple):
+    """How strongly a unit was activated and the path from its seed (a tuple: built per update)."""
 
     level: float
     path: tuple[int, ...]
@@ -95,17 +94,20 @@ def spread(seeds: Mapping[int, float], neighbours: NeighbourFn, *, hops: int, de
         edges = neighbours(frontier)
         updated: list[int] = []
         for uid in frontier:
-            source = active[uid]
-            for edge in edges.get(uid, ()):
-                other = edge.dst if edge.src == uid else edge.src
-                level = source.level * edge.weight * decay
-                if level < threshold or other in source.path:
+            source_level, path = active[uid]
+            passed = source_level * decay
+            for src, dst, _, weight in edges.get(uid, ()):
+                other = dst if src == uid else src
+                level = passed * weight
+                if level < threshold or other in path:
                     continue
                 current = active.get(other)
-                if current is None and len(active) >= max_activated:
+                if current is None:
+                    if len(active) >= max_activated:
+                        continue
+                elif level <= current.level:
                     continue
-                if current is None or level > current.level:
-                    active[other] = Activation(level, (*source.path, other))
-                    updated.append(other)
+                active[other] = Activation(level, (*path, other))
+                updated.append(other)
         frontier = list(dict.fromkeys(updated))
     return active

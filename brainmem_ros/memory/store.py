@@ -465,16 +465,21 @@ class SqliteStore:
                 out[unit.id] = unit
         return out
 
-    def unit_heads(self, ids: Iterable[int]) -> dict[int, UnitHead]:
-        """Ranking columns of units by id (missing ids are absent)."""
+    def unit_heads(self, ids: Iterable[int], *, with_pose: bool = True) -> dict[int, UnitHead]:
+        """Ranking columns of units by id (missing ids are absent).
+
+        ``with_pose=False`` leaves every ``pose`` None: decoding and validating a pose
+        per unit was a third of this call, and only a Retrieve near a pose needs it.
+        """
         out: dict[int, UnitHead] = {}
         id_list = list(dict.fromkeys(int(i) for i in ids))
+        pose_column = 'pose' if with_pose else 'NULL'
         for start in range(0, len(id_list), 500):
             chunk = id_list[start:start + 500]
             for (uid, stamp, utype, episode, importance, strength, valence, last_access, marginalized,
                  valid_from, valid_until, pose) in self.query(
                     'SELECT id, stamp, type, episode_id, importance, strength, valence, last_access, '
-                    'marginalized, valid_from, valid_until, pose FROM units '
+                    f'marginalized, valid_from, valid_until, {pose_column} FROM units '
                     f'WHERE id IN ({_qmarks(len(chunk))})', chunk):
                 pose_value = None
                 if pose is not None:

