@@ -151,12 +151,52 @@ _PATH_PREFIX = re.compile(r'\S*/(brainmem_ros|site-packages|python3\.\d+)/')
 
 @contextmanager
 def ros_node(store: Path) -> Iterator[tuple[Any, Any]]:
-    """The real node on ``store``, with a client node, spinning in this process."""
-    sys.path.insert(0, str(REPO / 'test'))
-    from rosutil import running_node
+    """The real node on ``store`` as its own process, and a client node spinning here.
 
-    with running_node(store, extra={'qos_depth': 1000}) as (node, client):
-        yield node, client
+    Two processes, as on a robot (the planner is not inside the memory's process): each
+    has its own interpreter and GIL. Yields (stats client call, client node) once the
+    node serves and its in-memory graph is read.
+    """
+    import rclpy
+    import yaml
+    from brainmem_ros.srv import Stats
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+
+    sys.path.insert(0, str(REPO / 'test'))
+    from rosutil import node_process
+
+    params = store.parent / f'{store.name}-bench-params.yaml'
+    params.write_text(yaml.safe_dump({'/**': {'ros__parameters': {
+        'data_dir': str(store), 'markers_period_s': 0.0, 'qos_depth': 1000}}}))
+    context = Context()
+    rclpy.init(context=context)
+    client = rclpy.create_node('bench_client', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(client)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        with node_process(['--ros-args', '--params-file', str(params)],
+                          log=store.parent / f'{store.name}-node.log'):
+            stats = client.create_client(Stats, 'stats')
+            if not stats.wait_for_service(timeout_sec=120):
+                msg = 'the node did not come up (see its log next to the store)'
+                raise TimeoutError(msg)
+            end = time.monotonic() + 600
+            while json.loads(_call(client, stats, Stats.Request()).details_json)['graph'] != 'in memory':
+                if time.monotonic() > end:
+                    msg = 'the in-memory graph was not read within 600 s'
+                    raise TimeoutError(msg)
+                time.sleep(0.5)
+            client.destroy_client(stats)
+            yield None, client
+    finally:
+        executor.shutdown()
+        spinner.join(10)
+        client.destroy_node()
+        rclpy.try_shutdown(context=context)
+        params.unlink(missing_ok=True)
 
 
 def _call(client_node: Any, cli: Any, request: Any, timeout: float = 60.0) -> Any:
@@ -174,8 +214,7 @@ def retrieve_ros(store: Path) -> dict[str, Any]:
     from brainmem_ros.srv import Retrieve
 
     qs = queries(N_QUERIES + N_WARM)
-    with ros_node(store) as (node, client):
-        _wait_for_graph(node.mem)
+    with ros_node(store) as (_, client):
         cli = client.create_client(Retrieve, 'retrieve')
         if not cli.wait_for_service(timeout_sec=30):
             msg = 'retrieve service not available'

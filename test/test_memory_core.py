@@ -181,3 +181,19 @@ def test_truncated_database_is_refused_not_recreated(mem_factory: Any, tmp_path:
     with pytest.raises(StoreError, match='empty but vectors.faiss holds 1 vectors'):
         BrainMem.open(tmp_path / 'mem', embedder=mem.embedder)
     assert (tmp_path / 'mem' / 'vectors.faiss').exists() and db.stat().st_size == 0
+
+
+def test_retrieve_records_access_without_weakening_durability(mem_factory: Any, tmp_path: Path) -> None:
+    mem = mem_factory(tmp_path / 'touch')
+    unit = mem.store('The spare batteries are in the hallway cupboard.', stamp=100.0)
+    assert mem.store_db.query('SELECT access_count FROM units WHERE id = ?', (unit.id,))[0][0] == 0
+    hits = mem.retrieve('where are the spare batteries?')
+    assert unit.id in [h.unit.id for h in hits]
+    count, last = mem.store_db.query('SELECT access_count, last_access FROM units WHERE id = ?',
+                                     (unit.id,))[0]
+    assert count == 1 and last > 100.0
+    # Access statistics commit without their own fsync; everything after them still has one.
+    assert mem.store_db.query('PRAGMA synchronous')[0][0] == 2  # FULL
+    mem.close()
+    reopened = mem_factory(tmp_path / 'touch')
+    assert reopened.store_db.query('SELECT access_count FROM units WHERE id = ?', (unit.id,))[0][0] == 1

@@ -589,15 +589,19 @@ class SqliteStore:
                           'ORDER BY rowid DESC LIMIT ?', (match, scan))
         rows.sort(key=lambda r: r[1])  # bm25: lower is better
         ids = [int(r[0]) for r in rows]
-        if active_only and ids:
-            hidden: set[int] = set()
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                hidden.update(r[0] for r in self.query(
-                    f'SELECT id FROM units WHERE marginalized = 1 AND id IN ({_qmarks(len(chunk))})',
-                    chunk))
-            ids = [i for i in ids if i not in hidden]
-        return ids[:limit]
+        if not active_only:
+            return ids[:limit]
+        # Best first, only as far as ``limit`` active ones: checking all 1,000 was most
+        # of this call, and marginalized units are few.
+        active: list[int] = []
+        start, step = 0, 2 * limit
+        while start < len(ids) and len(active) < limit:
+            chunk = ids[start:start + step]
+            hidden = {r[0] for r in self.query(
+                f'SELECT id FROM units WHERE marginalized = 1 AND id IN ({_qmarks(len(chunk))})', chunk)}
+            active += [i for i in chunk if i not in hidden]
+            start, step = start + step, min(2 * step, 500)
+        return active[:limit]
 
     # -- edges -----------------------------------------------------------------------
 
@@ -754,6 +758,13 @@ class SqliteStore:
             outermost = self._depth == 0
             if outermost and self.read_only:
                 return  # said once, when the store was opened read-only
+            # No fsync of its own: the commit reaches the WAL (a kill -9 keeps it) and the
+            # next synchronous commit or checkpoint makes it durable; only a power cut
+            # before then loses it. Every Retrieve writes these, and a FULL commit per
+            # Retrieve was its slowest, most variable step.
+            relaxed = outermost and self.config.synchronous.upper() in ('FULL', 'EXTRA')
+            if relaxed:
+                self._db.execute('PRAGMA synchronous = NORMAL')
             try:
                 with self.atomic() as db:
                     db.executemany('UPDATE units SET access_count = access_count + 1, '
@@ -762,6 +773,9 @@ class SqliteStore:
                 if not outermost:
                     raise
                 _log.warning('access statistics not recorded: %s', exc)
+            finally:
+                if relaxed:
+                    self._db.execute(f'PRAGMA synchronous = {self.config.synchronous}')
 
     def set_fields(self, uid: int, **values: Any) -> None:
         """Update plain columns of one unit (names are fixed by callers, never user input)."""

@@ -379,6 +379,8 @@ class BrainMemNode(LifecycleNode):
             resp.index_kind, resp.store_bytes = s.index_kind, s.store_bytes
             resp.details_json = json.dumps({
                 'index_size': s.index_size, 'index_status': s.index_status,
+                'graph': ('off' if mem.adjacency is None else
+                          'in memory' if mem.adjacency.ready else 'reading (edges from SQLite meanwhile)'),
                 'enrichment': s.enrichment, 'episode_id': self.episode_id, 'goal': self.goal,
                 'ingest_queue': self._ingest.depth() if self._ingest else 0,
                 'ingest': vars(self._ingest.counters) if self._ingest else {},
