@@ -163,6 +163,8 @@ def ros_node(store: Path) -> Iterator[tuple[Any, Any]]:
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
 
+    from brainmem_ros.ros.spin import spin
+
     sys.path.insert(0, str(REPO / 'test'))
     from rosutil import node_process
 
@@ -174,7 +176,7 @@ def ros_node(store: Path) -> Iterator[tuple[Any, Any]]:
     client = rclpy.create_node('bench_client', context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(client)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner = threading.Thread(target=spin, args=(executor,), daemon=True)
     spinner.start()
     try:
         with node_process(['--ros-args', '--params-file', str(params)],

@@ -85,7 +85,9 @@ def ros_node(name: str) -> Iterator[Any]:
     node = rclpy.create_node(name)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
+    from brainmem_ros.ros.spin import spin
+
+    thread = threading.Thread(target=spin, args=(executor,), daemon=True)
     thread.start()
     try:
         yield node

@@ -20,6 +20,8 @@ from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from brainmem_ros.ros.spin import spin
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -57,7 +59,7 @@ def running_node(data_dir: Path, *, namespace: str = '', extra: dict[str, Any] |
     executor = MultiThreadedExecutor(num_threads=4, context=context)
     executor.add_node(node)
     executor.add_node(client)
-    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread = threading.Thread(target=spin, args=(executor,), daemon=True)
     try:
         assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
         assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS

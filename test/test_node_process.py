@@ -17,6 +17,7 @@ from rosutil import node_env, node_process, wait_for
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.ros.client import MemoryClient, MemoryServiceError
 from brainmem_ros.ros.replay import replay
+from brainmem_ros.ros.spin import spin
 
 pytestmark = pytest.mark.ros
 
@@ -32,7 +33,7 @@ class Planner:
         self.node = rclpy.create_node('planner', context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread = threading.Thread(target=spin, args=(self.executor,), daemon=True)
         self.thread.start()
 
     def client(self, namespace: str) -> MemoryClient:

@@ -41,6 +41,7 @@ from brainmem_ros.msg import Observation
 from brainmem_ros.ros import convert, params
 from brainmem_ros.ros.ingest import IngestWorker
 from brainmem_ros.ros.markers import memory_markers
+from brainmem_ros.ros.spin import spin
 from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, Stats, Store
 from brainmem_ros.tuning import tune_interpreter
 
@@ -458,7 +459,7 @@ def main(args: list[str] | None = None) -> int:
             elif node.trigger_activate() != TransitionCallbackReturn.SUCCESS:
                 code = 1
         if code == 0:
-            executor.spin()
+            spin(executor)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass  # a requested shutdown: fall through to the clean close below
     finally:

@@ -14,6 +14,8 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
+from brainmem_ros.ros.spin import spin
+
 
 class NodeDiedError(RuntimeError):
     """The node process ended before it answered."""
@@ -39,10 +41,7 @@ class DdsClient:
         self._thread.start()
 
     def _spin(self) -> None:
-        try:
-            self._executor.spin()
-        except rclpy.executors.ExternalShutdownException:
-            pass  # the context was shut down by close(): the normal way out
+        spin(self._executor)  # returns once close() shuts the context down
 
     def __enter__(self) -> DdsClient:
         return self

@@ -1,0 +1,52 @@
+"""An executor spun by brainmem_ros.ros.spin keeps serving while entities come and go."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import MultiThreadedExecutor
+from std_msgs.msg import String
+
+from brainmem_ros.ros.spin import spin
+
+pytestmark = pytest.mark.ros
+
+
+def test_spin_survives_entities_destroyed_while_it_waits() -> None:
+    # What the node does on deactivate and replay does when it finishes: destroy
+    # publishers and subscriptions (with their QoS event handlers) from another thread
+    # while the executor builds its wait sets (ros2/rclpy#1284).
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(0.0001)  # the node runs at 0.5 ms; shorter makes the race likelier
+    context = Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('spin_test', context=context)
+    executor = MultiThreadedExecutor(num_threads=2, context=context)
+    executor.add_node(node)
+    ticks = threading.Event()
+    busy = node.create_timer(0.0005, lambda: None)  # keeps the executor rebuilding wait sets
+    thread = threading.Thread(target=spin, args=(executor,), daemon=True)
+    thread.start()
+    try:
+        for i in range(1500):
+            sub = node.create_subscription(String, f'churn_{i % 7}', lambda _: None, 10)
+            pub = node.create_publisher(String, f'churn_{i % 7}', 10)
+            pub.publish(String(data='x'))
+            node.destroy_publisher(pub)
+            node.destroy_subscription(sub)
+        timer = node.create_timer(0.01, ticks.set)
+        assert ticks.wait(10.0), 'the executor stopped serving'
+        assert thread.is_alive()
+        node.destroy_timer(timer)
+        node.destroy_timer(busy)
+    finally:
+        sys.setswitchinterval(switch)
+        executor.shutdown()
+        thread.join(10)
+        node.destroy_node()  # type: ignore[no-untyped-call]
+        rclpy.try_shutdown(context=context)
+    assert not thread.is_alive()  # shutdown still ends it
