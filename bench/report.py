@@ -124,6 +124,7 @@ def render() -> str:
         '`~/.cache/brainmem_ros/bench`).')
     add('')
     add(_targets(res, sizes))
+    add(_encoder_section(res))
     add(_build_section(res, sizes))
     add(_retrieve_section(res, sizes))
     add(_time_section(res, sizes))
@@ -301,6 +302,28 @@ def _store_section(res: dict[str, Any], sizes: list[int]) -> str:
             'insight units it creates):\n\n'
             + table(['stage', *(_n(n) for n in have)], [(k, *v) for k, v in stage_rows.items()])
             + '\n\n![Store throughput](store.png)\n')
+
+
+def _encoder_section(res: dict[str, Any]) -> str:
+    e = res.get('encoder', {}).get('default')
+    if not e:
+        return ''
+    rows = [('packaged int8 file (float products)', f'{e["packaged_single_ms"]:.2f}',
+             f'{e["packaged_batch_ms"]:.2f}', '1', '1.00'),
+            ('default: dynamic int8 (integer products)', f'{e["default_single_ms"]:.2f}',
+             f'{e["default_batch_ms"]:.2f}', f'{e["cosine_mean"]:.3f} (min {e["cosine_min"]:.3f})',
+             f'{e["top10_overlap"]:.2f}')]
+    return ('## The encoder\n\nall-MiniLM-L6-v2 as packaged (int8 weights cast back to float inside '
+            'the graph, so ONNX Runtime runs float32 products) and the default encoder derived '
+            'from it at set-up (`brainmem_ros/encoders/quantize.py`: per-channel int8 weights, '
+            'activations quantized per call, integer products). One thread, milliseconds per '
+            f'text over {e["texts"]} texts (250 corpus sentences, 50 planner questions; best of 3 '
+            'passes); agreement is with the packaged model\'s vectors: the cosine per text, and '
+            'the share of each text\'s 10 nearest neighbours both find. The default encoder runs '
+            'one text per call: its activation scale depends on the whole call, so batching '
+            'would make a vector depend on its batch. Command: `python -m bench.encoder`.\n\n'
+            + table(['encoder', 'ms per text, one per call', 'ms per text, batches of 32',
+                     'cosine to packaged', 'top-10 neighbour overlap'], rows) + '\n')
 
 
 def _enrich_section(res: dict[str, Any], sizes: list[int]) -> str:

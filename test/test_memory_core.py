@@ -197,3 +197,20 @@ def test_retrieve_records_access_without_weakening_durability(mem_factory: Any, 
     mem.close()
     reopened = mem_factory(tmp_path / 'touch')
     assert reopened.store_db.query('SELECT access_count FROM units WHERE id = ?', (unit.id,))[0][0] == 1
+
+
+def test_reflection_creates_insights_linked_to_their_evidence(mem_factory: Any) -> None:
+    mem = mem_factory()
+    for i in range(30):
+        mem.store(f'The dishwasher in the kitchen failed to start on attempt {i}.', stamp=1_000.0 + 60 * i,
+                  episode_id='dishes', importance=8.0)
+    rows = mem.store_db.query("SELECT id, text FROM units WHERE type = 'reflection' ORDER BY id")
+    assert rows, 'no reflection after 240 points of importance (threshold 150)'
+    assert any('dishwasher' in text for _, text in rows)
+    for uid, _ in rows:
+        evidence = mem.store_db.query(
+            "SELECT u.type FROM edges e JOIN units u ON u.id = e.dst WHERE e.src = ? AND e.kind = 'evidence'",
+            (uid,))
+        assert evidence and all(t == 'observation' for (t,) in evidence)
+    hits = mem.retrieve('what keeps going wrong with the dishwasher?', types=['reflection'])
+    assert hits and all(h.unit.type is UnitType.REFLECTION for h in hits)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.base import Insight
 from brainmem_ros.errors import BrainMemError
-from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit, Outcome, UnitType
+from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit, ObservationInput, Outcome, UnitType
 
 if TYPE_CHECKING:
     from brainmem_ros.memory.brainmem import BrainMem
@@ -63,14 +63,26 @@ def reflect(mem: BrainMem, *, now: float, force: bool = False) -> list[MemoryUni
             insights = []  # the LLM failed: fall back to the deterministic summary below
     if not insights:
         insights = summarise(units)
-    created: list[MemoryUnit] = []
+    chosen: list[tuple[ObservationInput, list[MemoryUnit]]] = []
     for insight in insights[:_MAX_INSIGHTS]:
         evidence = [units[i] for i in insight.evidence if 0 <= i < len(units)]
         if not evidence or not insight.text.strip():
             continue
         importance = min(10.0, sum(u.importance for u in evidence) / len(evidence) + 2.0)
-        result = mem.store_ex(insight.text[:mem.config.store.max_text_bytes // 2], stamp=now,
-                              type=UnitType.REFLECTION, source='reflection', importance=importance)
-        db.add_edges(Edge(result.unit.id, u.id, EdgeKind.EVIDENCE, 0.7) for u in evidence)
+        chosen.append((ObservationInput(insight.text[:mem.config.store.max_text_bytes // 2], stamp=now,
+                                        type=UnitType.REFLECTION, source='reflection',
+                                        importance=importance), evidence))
+    if not chosen:
+        return []
+    # One transaction for the insights and one for their evidence links (not one each):
+    # reflection runs on the Store path, every ~30 observations of a busy robot.
+    results = mem.store_many([item for item, _ in chosen])
+    created: list[MemoryUnit] = []
+    edges: list[Edge] = []
+    for (_, evidence), result in zip(chosen, results, strict=True):
+        if isinstance(result, BrainMemError):
+            raise result
+        edges += [Edge(result.unit.id, u.id, EdgeKind.EVIDENCE, 0.7) for u in evidence]
         created.append(result.unit)
+    db.add_edges(edges)
     return created
