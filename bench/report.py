@@ -336,8 +336,9 @@ def _enrich_section(res: dict[str, Any], sizes: list[int]) -> str:
     if not rows:
         return ''
     return ('## Enrichment throughput\n\nWith a real LLM, enrichment runs at the pace of the LLM: Gemma 3 '
-            '270M takes 4-6 s per observation on one thread here ([enrichment.md](enrichment.md), '
-            '[extraction.md](extraction.md)), so it enriches 0.15-0.25 observations/s and on a busy '
+            '270M takes 2.3 s per observation on one thread of a quiet machine here and 6 s on a '
+            'busy one ([extraction.md](extraction.md), [enrichment.md](enrichment.md)), so it '
+            'enriches 0.15-0.45 observations/s and on a busy '
             'robot the backlog waits in the bounded queue (units stay `pending` on disk and are '
             'resumed after a restart). What the engine adds per unit, and whether it grows with N, '
             'is measured here with stand-in LLMs that answer at once (the rule extraction as the '
@@ -477,10 +478,10 @@ PROPOSALS = """## What stands in the way of the targets, and what would remove i
 Found by profiling (py-spy on the node process, cProfile in-process) and fixed:
 
 1. **The encoder ran in float32.** The packaged all-MiniLM-L6-v2 int8 file casts its
-   weights back to float inside the graph, so every product ran in float32 (6.4 ms per
-   short text on one core). Set-up now derives a per-channel dynamically quantized copy
-   (`brainmem_ros/encoders/quantize.py`; integer products): 2.1 ms per text, cosine 0.99
-   to the packaged model, and it must agree with it on probe sentences before it is used.
+   weights back to float inside the graph, so every product ran in float32. Set-up now
+   derives a per-channel dynamically quantized copy (`brainmem_ros/encoders/quantize.py`;
+   integer products): 2.4x faster, cosine 0.99 to the packaged model (see "The
+   encoder"), and it must agree with it on probe sentences before it is used.
    Dynamic quantization picks one scale per call, so texts are encoded one per call (a
    memory's vector must not depend on its batch).
 2. **Waiting for the GIL.** FAISS, SQLite and ONNX Runtime release the GIL; getting it
