@@ -38,16 +38,20 @@ def bench_dir() -> Path:
 
 
 def load_embedder() -> Embedder:
-    """The default ONNX encoder with the node's default settings (1 thread), without its cache.
+    """The default ONNX encoder with the node's default settings, without its cache.
 
     Benchmark queries are all distinct, but they repeat across sizes in one process:
     a text cache would turn every later size's encoder time into a lookup.
     """
     from brainmem_ros.encoders.models import materialise_models
     from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
+    from brainmem_ros.memory.config import EncoderConfig
 
     paths = materialise_models(include_llm=False)
-    embedder: Embedder = OnnxEmbedder(paths.embedder_model, paths.tokenizer, cache_size=0)
+    cfg = EncoderConfig()
+    embedder: Embedder = OnnxEmbedder(paths.embedder_model, paths.tokenizer, cache_size=0,
+                                      threads=cfg.threads, batch_size=cfg.batch_size,
+                                      parallel=cfg.parallel_calls)
     return embedder
 
 

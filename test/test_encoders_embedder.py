@@ -73,6 +73,13 @@ def test_a_vector_does_not_depend_on_its_batch(onnx_embedder: OnnxEmbedder) -> N
     np.testing.assert_array_equal(batched[1], batched[3])
 
 
+def test_parallel_calls_give_the_same_vectors(encoder_paths: ModelPaths,
+                                              onnx_embedder: OnnxEmbedder) -> None:
+    parallel = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, cache_size=0, parallel=3)
+    texts = [*TEXTS, *(f'observation number {i} in the kitchen' for i in range(9))]
+    np.testing.assert_array_equal(parallel.embed(texts), onnx_embedder.embed(texts))
+
+
 def test_float_source_model_batches_exactly(encoder_paths: ModelPaths) -> None:
     # Batching is an option for float encoders: padding is masked out of every product.
     source = OnnxEmbedder(encoder_paths.source_embedder, encoder_paths.tokenizer, batch_size=2, cache_size=0)
@@ -146,6 +153,7 @@ def test_corrupt_model_raises_model_error(encoder_paths: ModelPaths, tmp_path: P
 
 
 @pytest.mark.parametrize('options', [{'pooling': 'max'}, {'max_tokens': 0}, {'batch_size': 0},
+                                     {'parallel': 0},
                                      {'threads': 0}])
 def test_bad_options_raise_config_error(encoder_paths: ModelPaths, options: dict[str, object]) -> None:
     with pytest.raises(ConfigError):

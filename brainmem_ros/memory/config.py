@@ -128,6 +128,8 @@ class EncoderConfig:
     max_tokens: int = opt(128, 8, 4096, 'tokens per text fed to the encoder')
     threads: int = opt(1, 1, 64, 'ONNX Runtime intra-op threads')
     batch_size: int = opt(1, 1, 4096, 'texts per encoder call (1: a vector never depends on its batch)')
+    parallel_calls: int = opt(1, 1, 64, 'encoder calls run at once for several texts (query, goal and '
+                              'state; a batch of observations)')
     llm_enabled: bool = field(default=False, metadata={'description': 'enrich units with the LLM'})
     llm_model: str = text('', 'GGUF file of the extractor LLM ("" = packaged Gemma 3 270M)')
     llm_threads: int = opt(1, 1, 64, 'llama.cpp threads (1 leaves a core to perception on small robots)')
