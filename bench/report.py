@@ -348,7 +348,8 @@ def _enrich_section(res: dict[str, Any], sizes: list[int]) -> str:
             'its strongest links, write the new edges, check reflection). Command: `' + PERF
             + ' --parts enrich`.\n\n'
             + table(['N', 'units enriched', 'seconds (store + enrich)', 'units/s', 'ms per unit',
-                     'relation candidates per unit'], rows) + '\n')
+                     'relation candidates per unit'], rows)
+            + '\n\n![Enrichment throughput](enrich.png)\n')
 
 
 def _open_section(res: dict[str, Any], sizes: list[int]) -> str:
@@ -518,16 +519,22 @@ What remains:
    encoder, or accepting batch-dependent query vectors); fewer candidates
    (`recall_factor`, `max_activated`), which trades recall.
 2. **Store at 200 observations/s.** The topic path, the node's fast path for perception,
-   and `store_many` reach 110-185/s. Per observation: ~3 ms of encoder (25-token corpus
+   reached 156-218 observations/s in the three full runs of the day (10k / 100k / 1M:
+   187 / 218 / 181, then 156 / 167 / 173 in the run above; the machine is shared), and
+   `store_many` x32 96-175. Per observation: ~3 ms of encoder (25-token corpus
    texts), ~1 ms of rule extraction, ~3 ms to deduplicate, link and write, 10% more units
    from reflection, and rclpy's executor loop, which is Python and busy for every
    incoming message. On two cores the GIL-bound parts (extraction, linking, the executor)
-   are the limit. What would remove it: the `EventsExecutor`; reflection on a thread of
-   its own; encoding on two sessions when a core is idle. One at a time through the
-   service, each Store also waits for its own fsync and a DDS round trip (~13 ms); at 1M
-   FTS5's automatic segment merging adds ~3 ms per transaction (measured: 11.3 ms per
-   Store with it, 8.4 ms with `automerge=0`); merging at idle time would move it off the
-   Store path.
+   are the limit. `encoder.parallel_calls: 2` runs a batch's encoder calls two at a time:
+   measured, `store_many` x32 in-process went from 136 to 206-214 observations/s, but the
+   node's topic ingest did not gain (~125 vs ~116/s over 1,000 observations, alternating
+   runs), because its commit thread needs the second core; the default stays 1. What
+   would remove the limit: the `EventsExecutor`; reflection on a thread of its own (it is
+   also the Store p99: 37 ms with it, 16-21 ms with reflection off, one by one at 10k).
+   One at a time through the service, each Store also waits for its own fsync and a
+   DDS round trip (~13 ms); at 1M FTS5's automatic segment merging adds ~3 ms per
+   transaction (measured: 11.3 ms per Store with it, 8.4 ms with `automerge=0`); merging
+   at idle time would move it off the Store path.
 3. **Consolidation holds the memory lock** for the whole cycle (tens of seconds at 1M:
    every unit row and ~23M edge rows). Edge decay is one factor for all non-structural
    edges: keep it as a number in `meta` (effective weight = stored weight × factor),
@@ -536,7 +543,7 @@ What remains:
 4. **A cold page cache at 1M.** Right after the 4 GB store had been copied, one run
    measured in-process Retrieve p50 38 / p99 343 ms at 1M (loading the candidates'
    vectors from disk: 25 ms per query instead of 5) and 34 / 57 ms through the service
-   once warm; the table above is a re-run of that size with the cache warm. A robot's
+   once warm; the other runs (the table above among them) had the cache warm. A robot's
    store stays in the page cache only if the machine has the memory for it; vectors in
    their own table (or file) would make the hot part smaller.
 5. **The in-memory graph is read again at every open** (~25 s at 1M, in the background,
@@ -566,7 +573,11 @@ def _whatif_section(res: dict[str, Any]) -> str:
             'other; wall time on the shared machine mostly measured the neighbours). "overlap" is '
             'the share of the shipped top-10 that the variant also returns. Command: `'
             + WHATIF + '`.\n\n'
-            + table(['N', 'variant', 'CPU p50 ms', 'CPU p99 ms', 'top-10 overlap'], rows) + '\n')
+            + table(['N', 'variant', 'CPU p50 ms', 'CPU p99 ms', 'top-10 overlap'], rows)
+            + '\n\nThe in-memory graph is what the shipped code uses; the two SQLite variants are '
+            'what it replaced. Bounded lexical recall (BM25 over the FTS5 matches among the newest '
+            '50k units) was the prototype of the shipped newest-matches window; on top of it, it '
+            'now costs time and recall.\n')
 
 
 def _plots(res: dict[str, Any]) -> None:
@@ -592,6 +603,10 @@ def _plots(res: dict[str, Any]) -> None:
         'service': [(_get(res, 'store_ros', n) or {}).get('service', {}).get('per_s') for n in xs],
         'topic': [(_get(res, 'store_ros', n) or {}).get('topic', {}).get('per_s') for n in xs],
         'target': [TARGET_STORE_PER_S for _ in xs]}, log=False)
+    xe, enriched = _series(res, 'enrich', lambda e: e['per_s'])
+    if xe:
+        _loglog('enrich.png', 'Enrichment engine throughput vs N (stand-in LLMs answer at once)',
+                'units/s', [('units enriched per second', xe, enriched)])
     xc, daily = _series(res, 'consolidate', lambda c: c['daily_s'])
     _, marg_s = _series(res, 'consolidate', lambda c: c['marginalize_s'])
     _loglog('consolidate.png', 'Consolidation time vs N', 's',
