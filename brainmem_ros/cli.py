@@ -93,6 +93,7 @@ def ros_node(name: str) -> Iterator[Any]:
         yield node
     finally:
         executor.shutdown()
+        thread.join(5)  # before anything it waits on is destroyed under it
         node.destroy_node()
         rclpy.try_shutdown()
         thread.join(2)

@@ -67,12 +67,12 @@ def running_node(data_dir: Path, *, namespace: str = '', extra: dict[str, Any] |
         yield node, client
     finally:
         executor.shutdown()
+        if thread.is_alive():
+            thread.join(5)  # before anything it waits on is destroyed under it
         node.release()
         node.destroy_node()
         client.destroy_node()
         rclpy.try_shutdown(context=context)
-        if thread.is_alive():
-            thread.join(5)
 
 
 def node_env() -> dict[str, str]:

@@ -43,9 +43,9 @@ class Planner:
 
     def close(self) -> None:
         self.executor.shutdown()
+        self.thread.join(5)  # before anything it waits on is destroyed under it
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
-        self.thread.join(5)
 
 
 def params_file(tmp_path: Path, data_dir: Path, **extra: object) -> Path:

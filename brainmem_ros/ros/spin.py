@@ -6,7 +6,9 @@ whose destruction another thread has just requested; entering such an entity rai
 nothing is served (ros2/rclpy#1284). The node destroys its publishers and
 subscriptions on deactivate from a service callback, and clients (replay, the
 command line) destroy theirs while their executor spins: the next pass of the loop no
-longer sees the destroyed entity, so spinning on is the fix.
+longer sees the destroyed entity, so spinning on is the fix. ``Executor.shutdown``
+from another thread races the same way with the executor's own guard condition; then
+spinning simply ends, as asked.
 """
 
 from __future__ import annotations
@@ -24,9 +26,20 @@ def spin(executor: Executor) -> None:
     while True:
         try:
             executor.spin()
-        except InvalidHandle as exc:
-            _log.debug('entity destroyed while the executor waited on it (%s): spinning on', exc)
-            continue
         except ExternalShutdownException:
             return
+        except Exception as exc:
+            # Executor.shutdown() from another thread destroys the executor's own guard
+            # condition while spin may be building a wait set with it (AttributeError
+            # or InvalidHandle): the shutdown that was asked for has happened.
+            if _shut_down(executor):
+                return
+            if not isinstance(exc, InvalidHandle):
+                raise
+            _log.debug('entity destroyed while the executor waited on it (%s): spinning on', exc)
+            continue
         return
+
+
+def _shut_down(executor: Executor) -> bool:
+    return bool(getattr(executor, '_is_shutdown', False)) or not executor.context.ok()

@@ -41,7 +41,7 @@ class DdsClient:
         self._thread.start()
 
     def _spin(self) -> None:
-        spin(self._executor)  # returns once close() shuts the context down
+        spin(self._executor)  # returns once close() shuts the executor down
 
     def __enter__(self) -> DdsClient:
         return self
@@ -53,9 +53,9 @@ class DdsClient:
     def close(self) -> None:
         """Stop spinning and free the context."""
         self._executor.shutdown()
+        self._thread.join(10)  # before anything it waits on is destroyed under it
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
-        self._thread.join(10)
 
     def client(self, srv_type: Any, name: str) -> Any:
         """The (cached) service client for ``name``."""
