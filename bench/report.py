@@ -447,8 +447,9 @@ def _peers_section(res: dict[str, Any], sizes: list[int]) -> str:
                        'Chroma / ours (p50)', 'exact / ours (p50)'], rows), '',
             'Spreading activation vs networkx personalised PageRank, from the same seeds (the '
             'sharpened relevance of the hybrid recall of 30 planner queries) over the same memory '
-            'graph (networkx: undirected, the strongest edge per pair). Ours runs as shipped (edges '
-            'from SQLite, one query per unit) and over the same graph held in memory; PageRank '
+            'graph (networkx: undirected, the strongest edge per pair). Ours runs with edges from '
+            'SQLite, one query per unit (`links.in_memory_graph: false`), and over the same graph '
+            'held in memory (a dict here; the shipped default keeps it in arrays); PageRank '
             'iterates over the whole graph to convergence (alpha 0.85, tol 1e-6). Overlap: shared '
             'members of the two top-20s, over all units and over units that are not seeds.', '',
             table(['N', 'nodes / edges', 'spread (SQLite) p50 ms', 'spread (memory) p50 ms',
