@@ -18,6 +18,7 @@ scratch copy of each benchmark store:
 from __future__ import annotations
 
 import argparse
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -178,7 +179,10 @@ def main(argv: list[str] | None = None) -> None:
         ensure_store(corpus, n)
         store = copy_store(n, 'whatif')  # opening a store writes to it: never the shared one
         print(f'[{n}] what if', flush=True)
-        variants = retrieve_variants(store, embedder)
+        try:
+            variants = retrieve_variants(store, embedder)
+        finally:
+            shutil.rmtree(store, ignore_errors=True)  # 4 GB at 1M
         extra = {k: variants.pop(k) for k in ('adjacency_build_s', 'adjacency_bytes',
                                               'adjacency_bytes_per_unit')}
         record('whatif', str(n), {'variants': variants, **extra})
