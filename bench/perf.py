@@ -150,12 +150,12 @@ _PATH_PREFIX = re.compile(r'\S*/(brainmem_ros|site-packages|python3\.\d+)/')
 
 
 @contextmanager
-def ros_node(store: Path) -> Iterator[tuple[Any, Any]]:
+def ros_node(store: Path) -> Iterator[Any]:
     """The real node on ``store`` as its own process, and a client node spinning here.
 
     Two processes, as on a robot (the planner is not inside the memory's process): each
-    has its own interpreter and GIL. Yields (stats client call, client node) once the
-    node serves and its in-memory graph is read.
+    has its own interpreter and GIL. Yields the client node once the node serves and its
+    in-memory graph is read.
     """
     import rclpy
     import yaml
@@ -181,18 +181,15 @@ def ros_node(store: Path) -> Iterator[tuple[Any, Any]]:
     try:
         with node_process(['--ros-args', '--params-file', str(params)],
                           log=store.parent / f'{store.name}-node.log'):
-            stats = client.create_client(Stats, 'stats')
-            if not stats.wait_for_service(timeout_sec=120):
-                msg = 'the node did not come up (see its log next to the store)'
-                raise TimeoutError(msg)
+            stats = _service(client, Stats, 'stats', timeout=120.0)
             end = time.monotonic() + 600
-            while json.loads(_call(client, stats, Stats.Request()).details_json)['graph'] != 'in memory':
+            while json.loads(_call(stats, Stats.Request()).details_json)['graph'] != 'in memory':
                 if time.monotonic() > end:
                     msg = 'the in-memory graph was not read within 600 s'
                     raise TimeoutError(msg)
                 time.sleep(0.5)
             client.destroy_client(stats)
-            yield None, client
+            yield client
     finally:
         executor.shutdown()
         spinner.join(10)
@@ -201,7 +198,16 @@ def ros_node(store: Path) -> Iterator[tuple[Any, Any]]:
         params.unlink(missing_ok=True)
 
 
-def _call(client_node: Any, cli: Any, request: Any, timeout: float = 60.0) -> Any:
+def _service(client_node: Any, srv_type: Any, name: str, *, timeout: float = 30.0) -> Any:
+    """A client of the node's ``name`` service, once the service is there."""
+    cli = client_node.create_client(srv_type, name)
+    if not cli.wait_for_service(timeout_sec=timeout):
+        msg = f'the {name} service did not come up within {timeout:.0f} s (the node log is next to the store)'
+        raise TimeoutError(msg)
+    return cli
+
+
+def _call(cli: Any, request: Any, timeout: float = 60.0) -> Any:
     future = cli.call_async(request)
     done = threading.Event()
     future.add_done_callback(lambda _: done.set())
@@ -216,17 +222,14 @@ def retrieve_ros(store: Path) -> dict[str, Any]:
     from brainmem_ros.srv import Retrieve
 
     qs = queries(N_QUERIES + N_WARM)
-    with ros_node(store) as (_, client):
-        cli = client.create_client(Retrieve, 'retrieve')
-        if not cli.wait_for_service(timeout_sec=30):
-            msg = 'retrieve service not available'
-            raise TimeoutError(msg)
+    with ros_node(store) as client:
+        cli = _service(client, Retrieve, 'retrieve')
         lat: list[float] = []
         load = load_average()
         for i, q in enumerate(qs):
             req = Retrieve.Request(query=q.query, goal=q.goal, current_state=q.state, top_k=10)
             t = time.perf_counter()
-            resp = _call(client, cli, req)
+            resp = _call(cli, req)
             if i >= N_WARM:
                 lat.append(time.perf_counter() - t)
             if not resp.success:
@@ -288,18 +291,15 @@ def store_ros(store: Path, corpus: Corpus, n: int) -> dict[str, Any]:
         msg.pose.orientation.w = 1.0
         return msg
 
-    with ros_node(store) as (_node, client):
-        cli = client.create_client(Store, 'store')
-        if not cli.wait_for_service(timeout_sec=30):
-            msg = 'store service not available'
-            raise TimeoutError(msg)
+    with ros_node(store) as client:
+        cli = _service(client, Store, 'store')
         lat: list[float] = []
         t0 = time.perf_counter()
         for i, u in enumerate(units[:N_STORE + N_WARM]):
             if i == N_WARM:
                 t0 = time.perf_counter()
             t = time.perf_counter()
-            resp = _call(client, cli, Store.Request(observation=observation(u)))
+            resp = _call(cli, Store.Request(observation=observation(u)))
             if i >= N_WARM:
                 lat.append(time.perf_counter() - t)
             if not resp.success:
