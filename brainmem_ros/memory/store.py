@@ -591,8 +591,8 @@ class SqliteStore:
         ids = [int(r[0]) for r in rows]
         if not active_only:
             return ids[:limit]
-        # Best first, only as far as ``limit`` active ones: checking all 1,000 was most
-        # of this call, and marginalized units are few.
+        # Best first, only as far as ``limit`` active ones: checking all 1,000 was a
+        # quarter of this call (py-spy, 10k store), and marginalized units are few.
         active: list[int] = []
         start, step = 0, 2 * limit
         while start < len(ids) and len(active) < limit:
