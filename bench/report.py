@@ -264,7 +264,8 @@ def _where_time_goes(sec: dict[str, Any], have: list[int]) -> str:
         'the query, goal and state (three encoder calls of ~2 ms with the dynamic-int8 '
         'encoder, ~6 ms before), and the Python of fusion, spreading activation over the '
         'in-memory graph and the array rerank (' + stage('rest: fusion, spreading, rerank (Python)')
-        + '). The service adds 2-5 ms: DDS both ways and the rclpy executors of two processes.')
+        + '). The service adds 3-8 ms (p50, this run): DDS both ways and the rclpy executors '
+        'of two processes.')
 
 
 def _store_section(res: dict[str, Any], sizes: list[int]) -> str:
@@ -513,7 +514,7 @@ What remains:
    encoder calls (query, goal, state; ~5 ms; the node's text cache saves the repeated
    goal and state), fusion, spreading and rerank in Python (~5 ms), BM25 over up to
    1,000 FTS5 matches (~1.5 ms), the vector search, loading vectors and heads from
-   SQLite; the service adds 2-5 ms (DDS and two rclpy executors). The p99 is the same
+   SQLite; the service adds 3-8 ms (DDS and two rclpy executors). The p99 is the same
    work on a shared 2-core machine. What would remove it: rclpy's C++
    `EventsExecutor` (experimental in Jazzy: one thread, so Consolidate would have to
    leave the executor first); one encoder call for query, goal and state (with a float
@@ -522,9 +523,10 @@ What remains:
 2. **Store at 200 observations/s.** The topic path, the node's fast path for perception,
    reached 156-218 observations/s in the three full runs of the day (10k / 100k / 1M:
    187 / 218 / 181, then 156 / 167 / 173 in the run above; the machine is shared), and
-   `store_many` x32 96-175. Per observation: ~3 ms of encoder (25-token corpus
-   texts), ~1 ms of rule extraction, ~3 ms to deduplicate, link and write, 10% more units
-   from reflection, and rclpy's executor loop, which is Python and busy for every
+   `store_many` x32 96-175. Per observation (cProfile of 640 corpus observations at
+   10k): ~4 ms of encoder and ~1 ms of rule extraction to prepare, ~2.6 ms to
+   deduplicate, link and write, ~13% more units from reflection (39 insights per 300
+   observations), and rclpy's executor loop, which is Python and busy for every
    incoming message. On two cores the GIL-bound parts (extraction, linking, the executor)
    are the limit. `encoder.parallel_calls: 2` runs a batch's encoder calls two at a time:
    measured, `store_many` x32 in-process went from 136 to 206-214 observations/s, but the
