@@ -12,6 +12,7 @@ import pytest
 
 from brainmem_ros.errors import InvalidInputError, UnknownIdError
 from brainmem_ros.memory import BrainMem, EdgeKind, MemoryConfig, Pose, UnitType
+from brainmem_ros.memory.facts import fact_factors
 
 T0 = 1_760_000_000.0  # a fixed clock: the suite is deterministic
 
@@ -145,12 +146,16 @@ def test_new_state_supersedes_old_and_as_of_answers_then(mem_factory: Any) -> No
     old = mem.store('The red cup is on the kitchen table.', stamp=T0)
     new = mem.store('I moved the red cup to the sink.', stamp=T0 + 7200)
     assert old.state_changes and new.state_changes
-    closed = mem.get([old.id])[0]
-    assert closed.valid_until == T0 + 7200 and new.valid_until is None
+    # The observation stays valid; the fact it stated is what the newer one closed.
+    assert mem.get([old.id])[0].valid_until is None and new.valid_until is None
+    assert [(f.value, f.valid_until) for f in mem.state_of('red cup', attribute='location')] == [
+        ('sink', None), ('kitchen table', T0 + 7200)]
     edges = mem.store_db.edges_of([new.id], fanout=20)[new.id]
     assert any(e.kind is EdgeKind.SUPERSEDES and (e.src, e.dst) == (new.id, old.id) for e in edges)
     assert [h.unit.id for h in mem.retrieve('where is the red cup?', top_k=1, as_of=T0 + 3600)] == [old.id]
-    assert mem.retrieve('where is the red cup?', top_k=1)[0].unit.id == new.id
+    # What the ranking multiplies in for "now": the current value's evidence up, the old one's down.
+    factors = fact_factors(mem.facts, [old.id, new.id], ['red cup'])
+    assert factors[new.id] > 1.0 > factors[old.id]
     assert mem.stats().units == 2  # nothing deleted
 
 

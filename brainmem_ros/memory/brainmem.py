@@ -23,6 +23,8 @@ from brainmem_ros.memory import dynamics
 from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import EncoderConfig, MemoryConfig
 from brainmem_ros.memory.enrichment import EnrichmentWorker
+from brainmem_ros.memory.fact_store import FactStore, observe_facts
+from brainmem_ros.memory.facts import Fact, answer_order
 from brainmem_ros.memory.graph import Neighbours, link_candidates
 from brainmem_ros.memory.index import HotIndex, build_index, load_index, needs_rebuild, save_index
 from brainmem_ros.memory.reflection import reflect as run_reflection
@@ -141,6 +143,10 @@ class BrainMem:
         self._index_path = self.path / INDEX_NAME
         _refuse_truncated_store(self.path / DB_NAME, self._index_path)
         self.store_db = SqliteStore(self.path / DB_NAME, config=config.store)
+        self.facts = FactStore(self.store_db)
+        if self.facts.rebuild_pending() and not self.store_db.read_only:
+            # A store from before the fact layer: its facts are derived again from its units.
+            _log.info('facts rebuilt from the units: %d', self.facts.rebuild())
         generation = int(self.store_db.get_meta('index_generation', '0'))
         index, why = load_index(self._index_path, dim=embedder.dim, generation=generation)
         self._unsaved = 0
@@ -299,7 +305,7 @@ class BrainMem:
                         unit = replace(draft, id=uid)  # what was just written, no re-read
                         self.store_db.add_edges(link_candidates(self.store_db, self.index, unit, vector,
                                                                 self.config.links, nearest=nearest))
-                        superseded += dynamics.supersede(self.store_db, unit)
+                        superseded += observe_facts(self.store_db, unit)
                         # In the index at once, so later items of the batch link to this one.
                         self.index.add(np.asarray([uid], dtype=np.int64), vector.reshape(1, -1))
                         added.append(uid)
@@ -536,6 +542,7 @@ class BrainMem:
             else:
                 changed = uids
                 with self.store_db.atomic() as db:
+                    self.facts.forget_units(uids)
                     db.executemany('DELETE FROM units WHERE id = ?', [(i,) for i in uids])
                     self.store_db.bump_generation()
                 self.index.remove(np.asarray(uids, dtype=np.int64))
@@ -587,6 +594,24 @@ class BrainMem:
             queue_depth=self.enrichment.depth() if self.enrichment is not None else 0,
             index_kind=self.index.kind, index_size=len(self.index), index_status=self.index_status,
             store_bytes=db.size_bytes(), enrichment=enrichment)
+
+    def state_of(self, entity: str, *, attribute: str | None = None,
+                 as_of: TimeLike | None = None) -> list[Fact]:
+        """What is (or was, ``as_of``) true of ``entity``: facts that hold first, then history.
+
+        ``entity`` is matched as typed ("the blue umbrellas", "Umbrella"): articles, plural,
+        case and the order of the words before the noun do not matter, and a shorter name
+        ("umbrella") finds every entity it names ("blue umbrella"). Each fact carries its
+        evidence (unit ids, oldest first) and, for places, the last known pose and frame.
+
+        >>> mem.state_of('blue umbrella')[0].value                 # doctest: +SKIP
+        'garage shelf'
+        """
+        name = check_text(entity, 'entity', max_bytes=256, required=True)
+        attr = check_text(attribute or '', 'attribute', max_bytes=64, required=False).lower() or None
+        t = to_seconds(as_of, 'as_of')
+        keys = self.facts.matching_keys(name)
+        return answer_order(self.facts.facts_of(keys, attribute=attr), attribute=attr, as_of=t)
 
     def entity_units(self, name: str, *, limit: int = 50) -> list[int]:
         """Ids of the most recent units that mention entity ``name``."""

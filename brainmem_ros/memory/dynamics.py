@@ -1,4 +1,4 @@
-"""How memories change after they are stored: reward, decay, marginalization, conflicts."""
+"""How memories change after they are stored: reward, decay, marginalization."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 from brainmem_ros.memory.config import DynamicsConfig
 from brainmem_ros.memory.index import VectorIndex
 from brainmem_ros.memory.store import SqliteStore
-from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit, normalise_name
+from brainmem_ros.memory.types import EdgeKind, MemoryUnit
 
 MAX_STRENGTH = 2.0
 # Edges that record structure rather than association never decay or get pruned.
@@ -110,35 +110,3 @@ def consolidate(store: SqliteStore, index: VectorIndex, *, now: float,
     return ConsolidationReport(decayed=decayed, marginalized=tuple(weak), pruned_edges=pruned,
                                replayed=tuple(replayed))
 
-
-def supersede(store: SqliteStore, unit: MemoryUnit) -> list[int]:
-    """Close the facts this unit's state changes replace; returns the superseded unit ids."""
-    superseded: list[int] = []
-    with store.atomic() as db:
-        for change in unit.state_changes:
-            entity = normalise_name(change.object)
-            attribute = change.attribute.strip().lower()
-            if not entity or not attribute:
-                continue
-            rows = db.execute(
-                'SELECT unit_id, valid_from FROM facts WHERE entity = ? AND attribute = ? '
-                'AND valid_until IS NULL AND unit_id != ?', (entity, attribute, unit.id)).fetchall()
-            valid_until: float | None = None
-            for old_id, valid_from in rows:
-                if valid_from <= unit.stamp:
-                    db.execute('UPDATE facts SET valid_until = ? WHERE entity = ? AND attribute = ? '
-                               'AND unit_id = ?', (unit.stamp, entity, attribute, old_id))
-                    db.execute('UPDATE units SET valid_until = ? WHERE id = ? AND '
-                               '(valid_until IS NULL OR valid_until > ?)',
-                               (unit.stamp, old_id, unit.stamp))
-                    superseded.append(old_id)
-                else:
-                    # An older observation arriving late is already out of date.
-                    valid_until = valid_from if valid_until is None else min(valid_until, valid_from)
-            db.execute('INSERT OR REPLACE INTO facts(entity, attribute, unit_id, value, valid_from, '
-                       'valid_until) VALUES (?, ?, ?, ?, ?, ?)',
-                       (entity, attribute, unit.id, change.after, unit.stamp, valid_until))
-            if valid_until is not None:
-                db.execute('UPDATE units SET valid_until = ? WHERE id = ?', (valid_until, unit.id))
-        store.add_edges(Edge(unit.id, old, EdgeKind.SUPERSEDES, 0.8) for old in superseded)
-    return superseded

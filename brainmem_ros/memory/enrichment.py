@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.base import Extractor, Reasoner
 from brainmem_ros.errors import BrainMemError
-from brainmem_ros.memory import dynamics
+from brainmem_ros.memory.fact_store import observe_facts
 from brainmem_ros.memory.types import Edge, Enrichment, Entity, MemoryUnit, StateChange
 
 if TYPE_CHECKING:
@@ -125,8 +125,8 @@ class EnrichmentWorker:
             if extraction.dropped:
                 mem.store_db.set_enrichment(uid, Enrichment.DONE,
                                             f'{extraction.dropped} ungrounded item(s) dropped')
-            if enriched.state_changes != unit.state_changes:
-                dynamics.supersede(mem.store_db, enriched)
+            if enriched.state_changes != unit.state_changes or enriched.entities != unit.entities:
+                observe_facts(mem.store_db, enriched)
         self._relate(enriched)
         self.processed += 1
         mem._emit('enriched', [uid], f'{len(enriched.entities)} entities')

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Version 1. Vectors live in their own table so that scans of unit metadata never
 # page 1.5 KB embeddings through the cache.
@@ -97,6 +97,51 @@ CREATE TRIGGER units_fts_update AFTER UPDATE OF text, entity_names ON units BEGI
 END;
 """
 
+# Version 2: facts are timelines per entity and attribute, derived from the claims each
+# unit makes (brainmem_ros.memory.fact_store), instead of one row per unit that closed
+# the unit itself. Observations are never invalidated any more: the units' valid_until
+# that version 1 set is cleared, and the facts are derived again from the units when
+# the store is next opened (meta facts_rebuild), so nothing a unit said is lost.
+SCHEMA_V2_FACTS = """
+DROP INDEX IF EXISTS facts_open;
+DROP TABLE facts;
+CREATE TABLE facts (
+  id INTEGER PRIMARY KEY,
+  entity TEXT NOT NULL,
+  head TEXT NOT NULL,
+  name TEXT NOT NULL,
+  attribute TEXT NOT NULL,
+  value TEXT NOT NULL,
+  valid_from REAL NOT NULL,
+  valid_until REAL,
+  last_seen REAL NOT NULL,
+  pose TEXT,
+  source TEXT NOT NULL,
+  confidence REAL NOT NULL
+);
+CREATE INDEX facts_timeline ON facts(entity, attribute, valid_from);
+CREATE INDEX facts_head ON facts(head);
+CREATE INDEX facts_open ON facts(attribute, last_seen) WHERE valid_until IS NULL;
+CREATE TABLE fact_claims (
+  entity TEXT NOT NULL,
+  attribute TEXT NOT NULL,
+  unit_id INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+  stamp REAL NOT NULL,
+  name TEXT NOT NULL,
+  value TEXT NOT NULL,
+  source TEXT NOT NULL,
+  confidence REAL NOT NULL,
+  pose TEXT,
+  fact_id INTEGER,
+  PRIMARY KEY (entity, attribute, stamp, unit_id)
+) WITHOUT ROWID;
+CREATE INDEX fact_claims_unit ON fact_claims(unit_id);
+CREATE INDEX fact_claims_fact ON fact_claims(fact_id);
+UPDATE units SET valid_until = NULL WHERE valid_until IS NOT NULL;
+INSERT INTO meta(key, value) VALUES ('facts_rebuild', '1')
+  ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+"""
+
 # Ordered: MIGRATIONS[v] takes a database at version v to v + 1. Version 0 is empty.
-MIGRATIONS: tuple[str, ...] = (SCHEMA_V1,)
+MIGRATIONS: tuple[str, ...] = (SCHEMA_V1, SCHEMA_V2_FACTS)
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -1,0 +1,409 @@
+"""Facts: what an entity's attribute was, from when to when, and which memories say so.
+
+Observations are episodic events and stay true forever ("I loaded the dishwasher" is
+true even after it was loaded again). What a newer observation can replace is a *fact*
+derived from them: ``(entity, attribute, value, valid_from, valid_until)`` with its
+evidence. Each unit contributes :class:`Claim` items (from the extractor's state
+changes, from attributes of pre-extracted entities, and from its pose: a sighting);
+the claims of one entity and attribute, ordered by time, give its :func:`timeline`.
+A claim of the value already held confirms the fact; a different value closes it and
+opens the next. Late, out-of-order observations land where their stamp puts them
+because the timeline is always the claims in time order, never the arrival order.
+
+Everything here is a pure rule over values; the SQL is in
+:mod:`brainmem_ros.memory.fact_store`.
+
+>>> from brainmem_ros.memory.types import MemoryUnit, StateChange
+>>> unit = MemoryUnit(id=1, stamp=10.0, text='The door is open.',
+...                   state_changes=(StateChange('door', 'state', '', 'open'),))
+>>> [(c.entity, c.attribute, c.value) for c in claims_of(unit)]
+[('door', 'state', 'open')]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from brainmem_ros.memory.types import Entity, MemoryUnit, Pose, UnitType, normalise_name
+
+LOCATION = 'location'
+HOLDER = 'holder'
+# The last place an object was seen at, from the pose of the observation that saw it.
+POSITION = 'position'
+# Attributes where an object is; they come first in answers.
+PLACE_ATTRIBUTES = (LOCATION, HOLDER, POSITION)
+
+# Sightings closer than this (metres, same frame) are the same place: the object stayed.
+SIGHTING_RADIUS = 0.5
+# A "moved X from A to B" says X was at A just before; the claim sits this much earlier.
+BEFORE_OFFSET_S = 1e-3
+# Confidence of a claim by how it was derived.
+CONFIDENCE = {'text': 0.8, 'entity': 0.9, 'pose': 0.6, 'before': 0.5, 'fallback': 0.6}
+
+# fact_factors: multiplicative score factors per candidate unit.
+CURRENT_FACTOR = 1.25   # states the value the entity has at the reference time
+STALE_FACTOR = 0.75     # states only values that no longer hold (or not yet) then
+NAMED_FACTOR = 1.15     # states a value the query itself names
+
+_SPOKEN_TYPES = (UnitType.OBSERVATION, UnitType.ACTION, UnitType.OUTCOME)
+_POSSESSIVES = frozenset({'the', 'a', 'an', 'my', 'its', 'our', 'your', 'his', 'her', 'their',
+                          'this', 'that', 'these', 'those', 'some'})
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one unit says about one attribute of one entity, at the unit's time."""
+
+    entity: str          # as written (normalised by normalise_name)
+    attribute: str
+    value: str
+    stamp: float
+    unit_id: int
+    source: str          # text | entity | pose | before | fallback
+    confidence: float
+    pose: Pose | None = None
+
+    @property
+    def key(self) -> str:
+        """The entity's matching key (see :func:`entity_key`)."""
+        return entity_key(self.entity)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """An entity's attribute had ``value`` from ``valid_from`` until ``valid_until``.
+
+    ``valid_until`` None: still true as far as the memory knows. ``evidence`` are the
+    ids of the units that state it, oldest first; ``last_seen`` the stamp of the newest.
+    ``pose`` is the newest evidence's pose (for ``position``: the last known pose).
+    """
+
+    entity: str
+    attribute: str
+    value: str
+    valid_from: float
+    valid_until: float | None
+    evidence: tuple[int, ...]
+    last_seen: float
+    source: str
+    confidence: float
+    pose: Pose | None = None
+    id: int = 0
+
+    @property
+    def frame(self) -> str:
+        """Frame of :attr:`pose` ('' when no pose is known)."""
+        return self.pose.frame if self.pose is not None else ''
+
+    @property
+    def current(self) -> bool:
+        """True while no later value has replaced it."""
+        return self.valid_until is None
+
+    def valid_at(self, t: float) -> bool:
+        """Whether the fact held at time ``t``."""
+        return self.valid_from <= t and (self.valid_until is None or t < self.valid_until)
+
+
+class FactLookup(Protocol):
+    """Where :func:`fact_factors` reads facts (FactStore implements it)."""
+
+    def facts_about(self, names: Sequence[str]) -> list[Fact]:
+        """All facts (current and closed) of the entities that ``names`` match."""
+        ...
+
+
+# -- names ---------------------------------------------------------------------------
+
+def singular(word: str) -> str:
+    """English noun singular by the regular suffix rules (keys → key, boxes → box)."""
+    if len(word) <= 3 or word.endswith(('ss', 'us', 'is')) or not word.endswith('s'):
+        return word
+    if word.endswith('ies') and len(word) > 4:
+        return word[:-3] + 'y'
+    if word.endswith(('ches', 'shes', 'xes', 'zes', 'sses')):
+        return word[:-2]
+    return word[:-1]
+
+
+def _words(name: str) -> list[str]:
+    words = _WORD.findall(normalise_name(name).replace('\u2019', "'"))
+    while words and words[0] in _POSSESSIVES:
+        words = words[1:]
+    return [w[:-2] if w.endswith("'s") else w for w in words]
+
+
+def entity_key(name: str) -> str:
+    """The key facts are filed under: case, articles, plural and modifier order removed.
+
+    The head noun (last word) is kept last and singular; the words before it are
+    sorted, so "the Blue Umbrellas" and "umbrella, blue" are the same thing.
+
+    >>> entity_key('The Blue Umbrellas'), entity_key('big red cup') == entity_key('red big cup')
+    ('blue umbrella', True)
+    """
+    words = _words(name)
+    if not words:
+        return ''
+    return ' '.join([*sorted(words[:-1]), singular(words[-1])])
+
+
+def names_match(query: str, key: str) -> bool:
+    """Whether a name as typed (``query``) refers to the entity filed under ``key``.
+
+    Equal keys match; so does a shorter name whose words are all in the key and that
+    names the key's head noun ("umbrella" → "blue umbrella", never "umbrella stand").
+    """
+    q = entity_key(query)
+    if not q or not key:
+        return False
+    if q == key:
+        return True
+    q_words, k_words = set(q.split()), key.split()
+    head = k_words[-1]
+    singular_q = {singular(w) for w in q_words}
+    return head in singular_q and singular_q <= {singular(w) for w in k_words}
+
+
+def value_key(attribute: str, value: str) -> str:
+    """The comparable form of a value: places as entity keys, states lower-cased."""
+    if attribute in (LOCATION, HOLDER):
+        return entity_key(value)
+    return ' '.join(value.lower().split())
+
+
+def format_pose(pose: Pose) -> str:
+    """A position value: coordinates (cm) and frame."""
+    return f'{pose.x:.2f} {pose.y:.2f} {pose.z:.2f} @ {pose.frame}'
+
+
+# -- claims of a unit ------------------------------------------------------------------
+
+def claims_of(unit: MemoryUnit) -> list[Claim]:
+    """Everything ``unit`` states about entities' attributes (see the module docstring).
+
+    * each state change → ``(object, attribute, after)``; a location/holder change with a
+      ``before`` ("from the hallway") also says where it was just before;
+    * each ``(attribute, value)`` of a pre-extracted entity;
+    * with a pose, a ``position`` sighting of every non-place entity of an observation,
+      action or outcome (plans and reflections see nothing), except the places it left;
+    * when the extractor gave no place for an entity, :func:`fallback_locations`.
+    """
+    claims: list[Claim] = []
+    stated: set[tuple[str, str]] = set()
+    left: set[str] = set()
+
+    def add(entity: str, attribute: str, value: str, source: str, stamp: float) -> None:
+        name, attr, val = normalise_name(entity), attribute.strip().lower(), value.strip()
+        if not name or not attr or not val:
+            return
+        claims.append(Claim(name, attr, val, stamp, unit.id, source, CONFIDENCE[source], unit.pose))
+        stated.add((entity_key(name), attr))
+
+    for change in unit.state_changes:
+        add(change.object, change.attribute, change.after, 'text', unit.stamp)
+        if change.before and change.attribute.strip().lower() in (LOCATION, HOLDER):
+            add(change.object, change.attribute, change.before, 'before', unit.stamp - BEFORE_OFFSET_S)
+            left.add(entity_key(change.before))
+    for entity in unit.entities:
+        for attribute, value in entity.attributes:
+            add(entity.name, attribute, value, 'entity', unit.stamp)
+    for subject, place in fallback_locations(unit.text, unit.entities):
+        if (entity_key(subject), LOCATION) not in stated and (entity_key(subject), HOLDER) not in stated:
+            add(subject, LOCATION, place, 'fallback', unit.stamp)
+    if unit.pose is not None and unit.type in _SPOKEN_TYPES:
+        for entity in unit.entities:
+            if entity.type != 'place' and entity.key and entity_key(entity.name) not in left:
+                claims.append(Claim(entity.key, POSITION, format_pose(unit.pose), unit.stamp,
+                                    unit.id, 'pose', CONFIDENCE['pose'], unit.pose))
+    return claims
+
+
+_COPULAS = frozenset({'is', 'are', 'was', 'were', "'s", 'sits', 'stands', 'lies', 'hangs'})
+_SPATIAL = frozenset({'on', 'in', 'at', 'against', 'under', 'beside', 'behind', 'inside', 'near',
+                      'by', 'above', 'below', 'beneath', 'underneath', 'atop', 'onto', 'into'})
+
+
+def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str, str]]:
+    """``(entity, place)`` for "X is [one verb-ing word] <spatial preposition> [the] Y".
+
+    Parse-free and deliberately narrow: X and Y must both be entities the extractor
+    found, in this order, with a form of *be* right after X and at most one word
+    (a participle: "leaning", "sitting", "still") between it and the preposition.
+    """
+    words = _WORD.findall(text.lower().replace('\u2019', "'"))
+    spans = []
+    for entity in entities:
+        span = _find(words, _words(entity.name))
+        if span is not None:
+            spans.append((span[0], span[1], entity.name))
+    spans.sort()
+    found: list[tuple[str, str]] = []
+    for _start, end, name in spans:
+        k = end
+        if k >= len(words) or words[k] not in _COPULAS:
+            continue
+        k += 1
+        if k < len(words) and words[k] not in _SPATIAL:
+            k += 1  # one participle or adverb
+        if k >= len(words) or words[k] not in _SPATIAL:
+            continue
+        after = [s for s in spans if s[0] > k and all(w in _POSSESSIVES for w in words[k + 1:s[0]])]
+        if after and after[0][2] != name:
+            found.append((name, after[0][2]))
+    return found
+
+
+def _find(words: Sequence[str], name: Sequence[str]) -> tuple[int, int] | None:
+    """First occurrence of ``name`` in ``words`` (the last word may be plural)."""
+    n = len(name)
+    if not n:
+        return None
+    for i in range(len(words) - n + 1):
+        if list(words[i:i + n - 1]) == list(name[:-1]) and singular(words[i + n - 1]) == singular(name[-1]):
+            return i, i + n
+    return None
+
+
+# -- timelines -------------------------------------------------------------------------
+
+def same_value(attribute: str, first: Claim, other: Claim) -> bool:
+    """Whether ``other`` confirms the value ``first`` stated (positions: within a radius)."""
+    if attribute == POSITION:
+        if first.pose is None or other.pose is None:
+            return first.value == other.value
+        return first.pose.distance(other.pose) <= SIGHTING_RADIUS
+    return value_key(attribute, first.value) == value_key(attribute, other.value)
+
+
+def runs(claims: Iterable[Claim]) -> list[list[Claim]]:
+    """Claims of one entity and attribute in time order (ties: unit id), cut where the value changes.
+
+    A ``before`` claim opens a run only when nothing earlier is known.
+    """
+    ordered = sorted(claims, key=lambda c: (c.stamp, c.unit_id))
+    groups: list[list[Claim]] = []
+    for claim in ordered:
+        if groups and same_value(claim.attribute, groups[-1][0], claim):
+            groups[-1].append(claim)
+        elif groups and claim.source == 'before':
+            # "from the hallway" after "on the coat rack in the hallway": a coarser or
+            # stale word for where it was, not a move; it only ever confirms.
+            continue
+        else:
+            groups.append([claim])
+    return groups
+
+
+def timeline(claims: Iterable[Claim]) -> list[Fact]:
+    """The facts that the claims of one entity and attribute give, oldest first.
+
+    A run of claims of the same value is one fact, valid from its first claim until
+    the first claim of the next value (see :func:`runs`).
+    """
+    groups = runs(claims)
+    return [fact_of(group, groups[i + 1][0].stamp if i + 1 < len(groups) else None)
+            for i, group in enumerate(groups)]
+
+
+def fact_of(group: Sequence[Claim], valid_until: float | None) -> Fact:
+    """One fact from the time-ordered claims of one value."""
+    first, last = group[0], group[-1]
+    posed = [c.pose for c in group if c.pose is not None]
+    doubt = math.prod(1.0 - c.confidence for c in group)
+    value = format_pose(posed[-1]) if first.attribute == POSITION and posed else last.value
+    return Fact(entity=first.entity, attribute=first.attribute, value=value,
+                valid_from=first.stamp, valid_until=valid_until,
+                evidence=tuple(dict.fromkeys(c.unit_id for c in group)), last_seen=last.stamp,
+                source=first.source, confidence=round(1.0 - doubt, 4),
+                pose=posed[-1] if posed else None)
+
+
+def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
+                 as_of: float | None = None) -> list[Fact]:
+    """Facts as :meth:`BrainMem.state_of` returns them: what holds first, then history.
+
+    What holds at ``as_of`` (or now: the open facts), places first, then other
+    attributes by name; then the rest, newest first. Facts that began after
+    ``as_of`` are not part of the answer.
+    """
+    chosen = [f for f in facts if attribute is None or f.attribute == attribute]
+    if as_of is not None:
+        chosen = [f for f in chosen if f.valid_from <= as_of]
+
+    def holds(f: Fact) -> bool:
+        return f.current if as_of is None else f.valid_at(as_of)
+
+    def place_rank(f: Fact) -> int:
+        return PLACE_ATTRIBUTES.index(f.attribute) if f.attribute in PLACE_ATTRIBUTES else 9
+
+    now = sorted((f for f in chosen if holds(f)),
+                 key=lambda f: (place_rank(f), f.attribute, entity_key(f.entity), -f.last_seen))
+    past = sorted((f for f in chosen if not holds(f)), key=lambda f: (-f.valid_from, -f.id))
+    return now + past
+
+
+# -- ranking ---------------------------------------------------------------------------
+
+def fact_factors(facts: FactLookup | Sequence[Fact], unit_ids: Iterable[int],
+                 query_entities: Sequence[str], *, as_of: float | None = None) -> dict[int, float]:
+    """Score factor per candidate unit from the facts of the query's entities.
+
+    Contract (for the ranking):
+
+    * ``facts``: a :class:`FactLookup` (``FactStore(sqlite_store)``), asked once for
+      the facts of ``query_entities``; or those facts already fetched.
+    * ``unit_ids``: the candidates to rank. ``query_entities``: entity names found in
+      the query text (as the extractor gives them; matched as in :func:`names_match`).
+    * ``as_of``: the reference time (POSIX s); None means now, i.e. the open facts.
+    * Returns a factor for **every** id in ``unit_ids``: 1.0 (neutral) unless the unit
+      is evidence of a fact of a query entity. Position sightings (pose) are ignored:
+      they are where things were seen, not what a memory states.
+      For each query entity: if the query names one of its fact values ("did I put
+      the keys in the *bowl*?"), the evidence of facts with that value gets
+      ``NAMED_FACTOR`` and nothing is judged stale; otherwise evidence of a fact that
+      holds at the reference time gets ``CURRENT_FACTOR`` (> 1) and evidence of facts
+      that do not hold then gets ``STALE_FACTOR`` (< 1). A unit that is evidence of
+      both gets the larger factor; factors of several entities multiply.
+    * Pure and deterministic; no question words are looked at. Cost: one lookup of
+      the entities' facts (indexed) plus O(evidence).
+
+    >>> fact = Fact('door', 'state', 'open', 0.0, 5.0, (1,), 0.0, 'text', 0.8)
+    >>> later = Fact('door', 'state', 'closed', 5.0, None, (2,), 5.0, 'text', 0.8)
+    >>> fact_factors([fact, later], [1, 2, 3], ['the door'])
+    {1: 0.75, 2: 1.25, 3: 1.0}
+    """
+    ids = list(dict.fromkeys(int(i) for i in unit_ids))
+    factors = dict.fromkeys(ids, 1.0)
+    names = [n for n in query_entities if entity_key(n)]
+    if not ids or not names:
+        return factors
+    known = list(facts) if isinstance(facts, Sequence) else facts.facts_about(names)
+    wanted = set(ids)
+    query_keys = {entity_key(n) for n in names}
+    by_entity: dict[str, list[Fact]] = {}
+    for fact in known:
+        key = entity_key(fact.entity)
+        if fact.attribute != POSITION and any(names_match(n, key) for n in names):
+            by_entity.setdefault(key, []).append(fact)
+    for entity_facts in by_entity.values():
+        named = [f for f in entity_facts if any(names_match(q, entity_key(f.value)) for q in query_keys)]
+        best: dict[int, float] = {}
+        if named:
+            for fact in named:
+                for uid in wanted.intersection(fact.evidence):
+                    best[uid] = NAMED_FACTOR
+        else:
+            for fact in entity_facts:
+                holds = fact.current if as_of is None else fact.valid_at(as_of)
+                factor = CURRENT_FACTOR if holds else STALE_FACTOR
+                for uid in wanted.intersection(fact.evidence):
+                    best[uid] = max(best.get(uid, 0.0), factor)
+        for uid, factor in best.items():
+            factors[uid] *= factor
+    return factors
