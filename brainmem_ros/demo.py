@@ -89,7 +89,8 @@ def main() -> int:
             client.wait(60.0)
 
             say('== 2. replay the household episode bag (x20 speed): observations, captions, /amcl_pose')
-            report = replay(node, bag, rate=20.0, remap={})
+            report = replay(node, bag, rate=20.0, remap={'/captions': f'{NS}/captions',
+                                                         '/amcl_pose': f'{NS}/amcl_pose'})
             say('  ' + ', '.join(f'{t} x{n}' for t, n in report.per_topic.items()))
             expected = sum(n for t, n in report.per_topic.items() if t != '/amcl_pose')
             end = time.monotonic() + 60

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from builtin_interfaces.msg import Time
@@ -10,12 +11,29 @@ from geometry_msgs.msg import Pose as PoseMsg
 from geometry_msgs.msg import PoseStamped
 
 from brainmem_ros.errors import InvalidInputError
-from brainmem_ros.memory.types import MemoryUnit, Pose, ScoredMemory
+from brainmem_ros.memory.types import MemoryUnit, Pose, ScoredMemory, UnitType
 from brainmem_ros.msg import Entity as EntityMsg
 from brainmem_ros.msg import MemoryUnit as MemoryUnitMsg
 from brainmem_ros.msg import Observation
 from brainmem_ros.msg import ScoredMemory as ScoredMemoryMsg
 from brainmem_ros.msg import StateChange as StateChangeMsg
+
+# Bounds on what one message may carry (docs/reliability.md "Limits"): far above
+# what perception produces, far below what would slow a Store or bloat the store.
+MAX_ENTITIES = 64
+MAX_ACTIONS = 64
+MAX_COORDINATE_M = 1e6
+# Reflections are the memory's own insights, linked to their evidence; a client
+# storing one would forge that.
+CLIENT_TYPES = tuple(t.value for t in UnitType if t is not UnitType.REFLECTION)
+
+
+@dataclass(frozen=True)
+class StampPolicy:
+    """How far an observation's stamp may be from the node's clock (seconds)."""
+
+    future_s: float = 60.0
+    max_age_s: float = 0.0  # 0 = no limit
 
 
 def to_time(seconds: float | None) -> Time:
@@ -33,10 +51,48 @@ def from_time(t: Time) -> float | None:
     return float(t.sec + t.nanosec * 1e-9)
 
 
+def stamp_seconds(t: Time, *, now: float, policy: StampPolicy, name: str = 'header.stamp') -> float:
+    """POSIX seconds of a message stamp on the node's clock (zero = now); odd stamps refused."""
+    if not 0 <= t.nanosec < 1_000_000_000:
+        msg = f'{name}.nanosec must be within 0..999999999, got {t.nanosec}'
+        raise InvalidInputError(msg)
+    if t.sec < 0:
+        msg = f'{name}.sec is negative ({t.sec}); leave the stamp zero to mean "now"'
+        raise InvalidInputError(msg)
+    if t.sec == 0 and t.nanosec == 0:
+        return now
+    seconds = float(t.sec + t.nanosec * 1e-9)
+    if seconds > now + policy.future_s:
+        msg = (f'{name} {seconds:.3f} is {seconds - now:.0f} s ahead of the node clock ({now:.3f}), '
+               f'more than stamp_future_tolerance_s={policy.future_s:g}: check the sender\'s clock '
+               'and use_sim_time')
+        raise InvalidInputError(msg)
+    if policy.max_age_s > 0 and seconds < now - policy.max_age_s:
+        msg = (f'{name} {seconds:.3f} is {now - seconds:.0f} s before the node clock ({now:.3f}), '
+               f'more than max_stamp_age_s={policy.max_age_s:g}: check the sender\'s clock and '
+               'use_sim_time (a bag replayed with --clock needs use_sim_time:=true)')
+        raise InvalidInputError(msg)
+    return seconds
+
+
 def pose_from_msg(pose: PoseMsg, frame: str) -> Pose:
-    """Domain pose; NaN/inf coordinates raise InvalidInputError naming the field."""
+    """Domain pose; NaN/inf, far-out coordinates and a zero quaternion are refused.
+
+    A non-unit quaternion is normalised (a rotation, whatever its scale).
+    """
     p, o = pose.position, pose.orientation
-    return Pose(p.x, p.y, p.z, o.x, o.y, o.z, o.w, frame or 'map')
+    for axis, value in (('x', p.x), ('y', p.y), ('z', p.z)):
+        if math.isfinite(value) and abs(value) > MAX_COORDINATE_M:
+            msg = f'pose.{axis}={value:g} is beyond {MAX_COORDINATE_M:g} m from the frame origin'
+            raise InvalidInputError(msg)
+    q = (o.x, o.y, o.z, o.w)
+    norm = math.sqrt(sum(c * c for c in q)) if all(math.isfinite(c) for c in q) else math.nan
+    if norm < 1e-6:
+        msg = 'pose.orientation is a zero quaternion (no rotation): give w=1 for "no rotation"'
+        raise InvalidInputError(msg)
+    if math.isfinite(norm) and norm != 1.0:
+        q = tuple(c / norm for c in q)
+    return Pose(p.x, p.y, p.z, q[0], q[1], q[2], q[3], frame or 'map')
 
 
 def pose_to_msg(pose: Pose) -> PoseStamped:
@@ -49,14 +105,27 @@ def pose_to_msg(pose: Pose) -> PoseStamped:
     return msg
 
 
-def observation_kwargs(msg: Observation, *, episode_id: str, latest_pose: Pose | None
-                       ) -> dict[str, Any]:
-    """Keyword arguments of :meth:`BrainMem.store_ex` for an Observation message."""
+def observation_kwargs(msg: Observation, *, episode_id: str, latest_pose: Pose | None,
+                       now: float, stamps: StampPolicy) -> dict[str, Any]:
+    """Keyword arguments of :meth:`BrainMem.store_ex` for an Observation message.
+
+    ``now`` is the node's clock: an unstamped observation happened now, on the same
+    clock as everything else the memory measures time with.
+    """
+    kind = msg.type or 'observation'
+    if kind not in CLIENT_TYPES:
+        msg_ = f'type must be one of {", ".join(CLIENT_TYPES)}, got {kind[:40]!r}'
+        raise InvalidInputError(msg_)
+    for name, values, limit in (('entities', msg.entities, MAX_ENTITIES),
+                                ('actions', msg.actions, MAX_ACTIONS)):
+        if len(values) > limit:
+            msg_ = f'{len(values)} {name} in one observation, more than the {limit} allowed'
+            raise InvalidInputError(msg_)
     kwargs: dict[str, Any] = {
-        'stamp': from_time(msg.header.stamp),
+        'stamp': stamp_seconds(msg.header.stamp, now=now, policy=stamps),
         'episode_id': msg.episode_id or episode_id,
         'source': msg.source,
-        'type': msg.type or 'observation',
+        'type': kind,
         'pose': pose_from_msg(msg.pose, msg.header.frame_id) if msg.has_pose else latest_pose,
         'entities': list(msg.entities),
         'actions': list(msg.actions),

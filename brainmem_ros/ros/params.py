@@ -28,7 +28,7 @@ class NodeConfig:
     text_topics: tuple[str, ...] = field(default=(), metadata={
         'description': 'std_msgs/String topics whose messages become observations (source = topic)'})
     pose_topic: str = field(default='', metadata={
-        'description': 'pose attached to observations without one ("" = none), e.g. /amcl_pose'})
+        'description': 'pose attached to observations without one ("" = none), e.g. amcl_pose'})
     pose_type: str = field(default='PoseWithCovarianceStamped', metadata={
         'description': 'PoseStamped or PoseWithCovarianceStamped'})
     episode_topic: str = field(default='episode', metadata={
@@ -55,6 +55,15 @@ class NodeConfig:
         'description': 'observations stored per transaction (one fsync per batch)', 'range': (1, 10000)})
     qos_reliable: bool = field(default=True, metadata={
         'description': 'reliable (true) or best-effort (false) input subscriptions'})
+    qos_keep_all: bool = field(default=True, metadata={
+        'description': 'reliable input keeps every sample until taken (true: a slow node slows the '
+                       'publisher instead of losing data) or the last qos_depth (false)'})
+    stamp_future_tolerance_s: float = field(default=60.0, metadata={
+        'description': 'observations stamped further ahead of the node clock are refused',
+        'range': (0.0, 1e9)})
+    max_stamp_age_s: float = field(default=315576000.0, metadata={
+        'description': 'observations stamped longer before the node clock are refused (0 = no limit; '
+                       'default 10 years)', 'range': (0.0, 1e10)})
     gil_switch_ms: float = field(default=0.5, metadata={
         'description': "Python thread switch interval for this process (ms; Python's default is 5)",
         'range': (0.05, 100.0)})
@@ -117,4 +126,14 @@ def load(node: Node) -> tuple[NodeConfig, MemoryConfig]:
         raise ConfigError(msg)
     memory = MemoryConfig.from_mapping(
         {k: node.get_parameter(f'memory.{k}').value for k in describe()})
+    check_memory(memory)
     return cfg, memory
+
+
+def check_memory(memory: MemoryConfig) -> None:
+    """Checks over several options at once (each one alone is range-checked already)."""
+    r = memory.retrieval
+    if r.default_top_k > r.max_top_k:
+        msg = (f'memory.retrieval.default_top_k ({r.default_top_k}) is larger than '
+               f'memory.retrieval.max_top_k ({r.max_top_k}): every Retrieve without top_k would fail')
+        raise ConfigError(msg)
