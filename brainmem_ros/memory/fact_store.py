@@ -155,6 +155,8 @@ class FactStore:
                            (claim.stamp, value, round(confidence, 4), _pose_json(pose), open_fact.id))
                 self._link(db, claim, open_fact.id)
                 return []
+            if claim.source == 'before':
+                return []  # only ever confirms (see facts.runs); filed, part of no fact
             db.execute('UPDATE facts SET valid_until = ? WHERE id = ?', (claim.stamp, open_fact.id))
         fid = self._insert_fact(db, claim.key, fact_of([claim], None))
         self._link(db, claim, fid)

@@ -1,0 +1,310 @@
+"""The fact layer on real parts: SQLite on disk, the ONNX encoder, the rule extractor.
+
+Every scenario runs in one store that already holds 540 routine observations
+(other objects moved, other doors toggled, umbrella-stand chores), so a fact that
+leaks between entities, or a lookup that a similar name fools, shows up here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brainmem_ros.errors import InvalidInputError
+from brainmem_ros.memory import BrainMem, Entity, Pose
+from brainmem_ros.memory.fact_store import REBUILD_KEY
+from brainmem_ros.memory.facts import (
+    CURRENT_FACTOR,
+    NAMED_FACTOR,
+    STALE_FACTOR,
+    Fact,
+    entity_key,
+    fact_factors,
+    names_match,
+)
+from brainmem_ros.memory.schema import SCHEMA_V1
+from brainmem_ros.memory.types import ObservationInput
+
+T0 = 1_780_000_000.0
+H = 3600.0
+NOW = T0 + 30 * H
+
+_OBJECTS = ('green towel', 'white plate', 'steel pot', 'wooden spoon', 'glass jar', 'paper bag',
+            'cardboard box', 'black shoe', 'plastic bottle', 'tea cup', 'cutting board', 'toy car')
+_PLACES = ('kitchen counter', 'dining table', 'bottom shelf', 'laundry basket', 'sink', 'desk',
+           'window sill', 'bench', 'drawer', 'cupboard')
+_CHORES = ('Wiped the {p}.', 'Checked the {o} near the {p}.', 'Moved the {o} to the {p}.',
+           'The {o} is on the {p}.', 'Put the {o} in the {p}.', 'Picked up the {o} from the {p}.')
+_ROUTINE = ('Put the umbrella stand by the front door.', 'The umbrella stand in the hallway is empty.',
+            'The back door is open.', 'Closed the back door.', 'Vacuumed the hallway rug.',
+            'The kitchen light is on.', 'Turned off the kitchen light.', 'Watered the plant by the window.',
+            'Charged at the dock for twenty minutes.', 'Delivered the mail to the study.')
+
+
+def _distractors() -> list[ObservationInput]:
+    items: list[ObservationInput] = []
+    combos = itertools.product(_CHORES, _OBJECTS, _PLACES)
+    for i, (chore, obj, place) in enumerate(itertools.islice(combos, 480)):
+        items.append(ObservationInput(chore.format(o=obj, p=place), stamp=T0 - 24 * H + i * 97.0,
+                                      episode_id=f'day-{i // 100}', source='routine',
+                                      pose=Pose(i % 17 * 0.7, i % 11 * 0.9) if i % 3 else None))
+    for i, text in enumerate(_ROUTINE * 6):
+        items.append(ObservationInput(text, stamp=T0 - 20 * H + i * 1800.0, source='routine',
+                                      pose=Pose(1.0 + i % 4, 2.0)))
+    return items
+
+
+@pytest.fixture(scope='module')
+def mem(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[BrainMem]:
+    """One store with the routine distractors, shared by the scenarios (disjoint entities)."""
+    memory = BrainMem.open(tmp_path_factory.mktemp('facts') / 'mem', embedder=embedder,
+                           clock=lambda: NOW)
+    items = _distractors()
+    assert len(items) >= 500
+    for start in range(0, len(items), 100):
+        results = memory.store_many(items[start:start + 100])
+        assert all(not isinstance(r, Exception) for r in results)
+    yield memory
+    memory.close()
+
+
+def places(facts: list[Fact]) -> list[tuple[str, float, float | None]]:
+    return [(f.value, f.valid_from, f.valid_until) for f in facts]
+
+
+def test_same_value_is_no_conflict_and_both_events_stay(mem: BrainMem) -> None:
+    first = mem.store('Loaded the dishwasher with the plates facing the centre.', stamp=T0)
+    second = mem.store('Loaded the dishwasher with the plates stacked by size.', stamp=T0 + 2 * H)
+    facts = mem.state_of('dishwasher')
+    assert len(facts) == 1
+    fact = facts[0]
+    assert (fact.attribute, fact.value, fact.valid_from, fact.valid_until) == ('state', 'loaded', T0, None)
+    assert fact.evidence == (first.id, second.id) and fact.last_seen == T0 + 2 * H
+    # Observations are events: neither is invalidated, neither loses score.
+    assert all(u.valid_until is None for u in mem.get([first.id, second.id]))
+    hits = {h.unit.id: h.score for h in mem.retrieve('loaded the dishwasher with the plates', top_k=5)}
+    assert first.id in hits and second.id in hits
+    assert hits[first.id] > 0.8 * hits[second.id]
+    factors = fact_factors(mem.facts, [first.id, second.id], ['dishwasher'])
+    assert factors[first.id] == factors[second.id] == CURRENT_FACTOR
+    for _ in range(3):
+        mem.reinforce([first.id], reward=1.0)
+    assert mem.retrieve('loaded the dishwasher with the plates', top_k=1)[0].unit.id == first.id
+
+
+def test_moved_object_now_and_as_of_each_moment(mem: BrainMem) -> None:
+    t = T0 + H
+    a = mem.store('The blue umbrella is leaning against the coat rack in the hallway.', stamp=t,
+                  pose=Pose(1.0, 4.0))
+    b = mem.store('Moved the blue umbrella from the hallway to the garage shelf.', stamp=t + 5 * H,
+                  pose=Pose(12.0, 3.0))
+    c = mem.store('Put the blue umbrella in the car boot.', stamp=t + 8 * H, pose=Pose(15.0, -2.0))
+
+    def where(as_of: float | None = None) -> str:
+        return mem.state_of('blue umbrella', attribute='location', as_of=as_of)[0].value
+
+    assert where() == 'car boot'
+    assert where(t + H) == 'coat rack'
+    assert where(t + 6 * H) == 'garage shelf'
+    assert where(t + 8 * H) == 'car boot'
+    assert mem.state_of('blue umbrella', attribute='location', as_of=t - H) == []
+    history = mem.state_of('blue umbrella', attribute='location')
+    assert places(history) == [('car boot', t + 8 * H, None), ('garage shelf', t + 5 * H, t + 8 * H),
+                               ('coat rack', t, t + 5 * H)]
+    assert [f.evidence for f in history] == [(c.id,), (b.id,), (a.id,)]
+    assert history[0].pose == Pose(15.0, -2.0) and history[0].frame == 'map'
+    # Nothing of the three observations is invalidated; supersession edges link them.
+    assert all(u.valid_until is None for u in mem.get([a.id, b.id, c.id]))
+    edges = mem.store_db.edges_of([c.id], fanout=30)[c.id]
+    assert any(e.kind.value == 'supersedes' and (e.src, e.dst) == (c.id, b.id) for e in edges)
+
+    # What the ranking multiplies in: among everything recalled, the memory stating
+    # the value that holds (now, or as of a moment) is the one raised.
+    query = 'where is the blue umbrella?'
+    for as_of, expected in ((None, c.id), (t + 6 * H, b.id), (t + H, a.id)):
+        hits = mem.retrieve(query, top_k=20, as_of=as_of)
+        ids = [h.unit.id for h in hits]
+        assert expected in ids
+        factors = fact_factors(mem.facts, ids, ['blue umbrella'], as_of=as_of)
+        assert factors[expected] == CURRENT_FACTOR
+        assert all(f == 1.0 for uid, f in factors.items() if uid not in (a.id, b.id, c.id))
+        assert max(hits, key=lambda h: h.score * factors[h.unit.id]).unit.id == expected
+    stale = fact_factors(mem.facts, [a.id, b.id, c.id], ['blue umbrella'])
+    assert stale == {a.id: STALE_FACTOR, b.id: STALE_FACTOR, c.id: CURRENT_FACTOR}
+
+
+def test_other_objects_with_the_same_attribute_are_untouched(mem: BrainMem) -> None:
+    t = T0 + 2 * H
+    mug = mem.store('The red mug is on the counter.', stamp=t)
+    mem.store('The laptop bag is on the counter.', stamp=t + 60)
+    mem.store('Moved the laptop bag to the desk.', stamp=t + H)
+    mug_facts = mem.state_of('red mug')
+    assert [(f.value, f.valid_until, f.evidence) for f in mug_facts] == [('counter', None, (mug.id,))]
+    assert mem.state_of('laptop bag', attribute='location')[0].value == 'desk'
+    # The umbrella stand chores never reach the blue umbrella, nor the reverse.
+    assert all(names_match('umbrella', entity_key(f.entity)) for f in mem.state_of('umbrella'))
+    assert not any('stand' in f.entity or f.entity == 'umbrella' for f in mem.state_of('blue umbrella'))
+    # A distractor object moved a hundred times keeps its own timeline.
+    towel = mem.state_of('green towel', attribute='location')
+    assert towel and sum(f.current for f in towel) == 1
+    assert all(f.valid_until is None or f.valid_until > f.valid_from for f in towel)
+
+
+def test_toggled_states_as_of_t(mem: BrainMem) -> None:
+    t = T0 + 3 * H
+    mem.store('The garage door is open.', stamp=t)
+    mem.store('Closed the garage door.', stamp=t + H)
+    mem.store('Opened the garage door.', stamp=t + 2 * H)
+    mem.store('Closed the garage door.', stamp=t + 3 * H)
+
+    def state(as_of: float | None = None) -> str:
+        return mem.state_of('garage door', attribute='state', as_of=as_of)[0].value
+
+    assert state() == 'closed'
+    assert [state(t + m * H + 60) for m in range(4)] == ['open', 'closed', 'open', 'closed']
+    assert len(mem.state_of('garage door')) == 4
+    back = mem.state_of('back door', attribute='state')
+    assert back and back[0].value == 'closed'  # the routine's last word on its own door
+
+
+def test_late_observations_are_placed_in_time(mem: BrainMem) -> None:
+    t = T0 + 4 * H
+    desk = mem.store('The silver laptop is on the desk.', stamp=t)
+    shelf = mem.store('Moved the silver laptop to the shelf.', stamp=t + 4 * H)
+    late = mem.store('Put the silver laptop on the bed.', stamp=t + 2 * H)  # told afterwards
+    assert places(mem.state_of('silver laptop', attribute='location')) == [
+        ('shelf', t + 4 * H, None), ('bed', t + 2 * H, t + 4 * H), ('desk', t, t + 2 * H)]
+    # A late confirmation of the current value extends it; it opens nothing.
+    again = mem.store('The silver laptop is on the shelf.', stamp=t + 5 * H)
+    older = mem.store('The silver laptop is still on the shelf.', stamp=t + 4.5 * H)
+    current = mem.state_of('silver laptop', attribute='location')[0]
+    assert (current.value, current.valid_from, current.valid_until) == ('shelf', t + 4 * H, None)
+    assert current.evidence == (shelf.id, older.id, again.id) and current.last_seen == t + 5 * H
+    assert mem.state_of('silver laptop', attribute='location', as_of=t + 3 * H)[0].evidence == (late.id,)
+    assert mem.state_of('silver laptop', attribute='location', as_of=t + H)[0].evidence == (desk.id,)
+    # A late observation older than everything starts the timeline.
+    first = mem.store('The silver laptop is on the sofa.', stamp=t - 2 * H)
+    assert mem.state_of('silver laptop', attribute='location', as_of=t - H)[0].evidence == (first.id,)
+
+
+def test_repeated_events_all_stay_valid_and_recallable(mem: BrainMem) -> None:
+    t = T0 + 10 * H
+    ids = [mem.store(f'Delivered a parcel to room {n}.', stamp=t + i * H).id
+           for i, n in enumerate((12, 14, 16))]
+    assert all(u.valid_until is None for u in mem.get(ids))
+    recalled = [h.unit.id for h in mem.retrieve('delivered a parcel', top_k=10)]
+    assert set(ids) <= set(recalled)
+    room_12 = [h.unit.id for h in mem.retrieve('did I deliver a parcel to room 12?', top_k=5)]
+    assert ids[0] in room_12
+    # No delivery is judged out of date against another.
+    factors = fact_factors(mem.facts, ids, ['parcel', 'room 12'])
+    assert len(set(factors.values())) == 1 and min(factors.values()) >= 1.0
+
+
+def test_a_value_the_query_names_is_raised_not_judged(mem: BrainMem) -> None:
+    t = T0 + 12 * H
+    bowl = mem.store('I put the car keys in the bowl.', stamp=t)
+    drawer = mem.store('Moved the car keys to the drawer.', stamp=t + H)
+    assert fact_factors(mem.facts, [bowl.id, drawer.id], ['car keys', 'bowl']) == {
+        bowl.id: NAMED_FACTOR, drawer.id: 1.0}
+    assert fact_factors(mem.facts, [bowl.id, drawer.id], ['keys']) == {
+        bowl.id: STALE_FACTOR, drawer.id: CURRENT_FACTOR}
+    assert fact_factors(mem.facts, [bowl.id], []) == {bowl.id: 1.0}
+
+
+def test_latest_sighting_by_pose(mem: BrainMem) -> None:
+    t = T0 + 14 * H
+
+    def seen(at: float, pose: Pose) -> int:
+        return mem.store('Detected an object on the floor.', stamp=at, pose=pose,
+                         entities=['yellow ball']).id
+
+    s1 = seen(t, Pose(2.0, 3.0))
+    s2 = seen(t + H, Pose(2.2, 3.1))            # same place: confirms, refines the pose
+    s3 = seen(t + 2 * H, Pose(7.0, 1.0, frame='map'))
+    s_late = seen(t + 0.5 * H, Pose(2.1, 3.0))  # told late, same place as then
+    last = mem.state_of('Yellow Balls', attribute='position')
+    assert last[0].current and last[0].pose == Pose(7.0, 1.0) and last[0].frame == 'map'
+    assert last[0].evidence == (s3,)
+    assert last[1].evidence == (s1, s_late, s2) and last[1].pose == Pose(2.2, 3.1)
+    as_of = mem.state_of('yellow ball', attribute='position', as_of=t + 1.5 * H)[0]
+    assert as_of.pose == Pose(2.2, 3.1) and as_of.valid_until == t + 2 * H
+    other_frame = seen(t + 3 * H, Pose(7.0, 1.0, frame='odom'))
+    assert mem.state_of('yellow ball', attribute='position')[0].evidence == (other_frame,)
+    assert any(f.entity == 'yellow ball' for f in mem.facts.last_positions(limit=1000))
+
+
+def test_pre_extracted_entity_attributes_are_facts(mem: BrainMem) -> None:
+    unit = mem.store('Checked the inventory list.', stamp=T0 + 16 * H,
+                     entities=[Entity('red toolbox', attributes=(('location', 'garage'),))])
+    fact = mem.state_of('red toolbox', attribute='location')[0]
+    assert (fact.value, fact.source, fact.evidence) == ('garage', 'entity', (unit.id,))
+
+
+def test_names_match_as_users_type_them(mem: BrainMem) -> None:
+    mem.store('The green watering can is on the patio.', stamp=T0 + 17 * H)
+    for typed in ('green watering can', 'The Green Watering Cans', 'watering can', 'the watering cans'):
+        assert mem.state_of(typed, attribute='location')[0].value == 'patio', typed
+    assert entity_key('big red cup') == entity_key('red big cup') == entity_key('The Red Big Cups')
+    assert names_match('umbrella', 'blue umbrella')
+    assert not names_match('umbrella', entity_key('umbrella stand'))
+    assert not names_match('red cup', 'blue cup') and names_match('boxes', 'box')
+    assert mem.state_of('purple giraffe') == []
+    with pytest.raises(InvalidInputError):
+        mem.state_of('   ')
+
+
+def _downgrade_to_v1(db_path: Path, *, closed_unit: int) -> None:
+    """Make a store look exactly like one written before the fact layer (schema 1)."""
+    start = SCHEMA_V1.index('CREATE TABLE facts')
+    old_facts = SCHEMA_V1[start:SCHEMA_V1.index('CREATE TABLE reinforcements')]
+    db = sqlite3.connect(db_path)
+    with db:
+        db.execute('DROP TABLE facts')
+        db.execute('DROP TABLE fact_claims')
+        for statement in old_facts.split(';'):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("DELETE FROM meta WHERE key = 'facts_rebuild'")
+        # What version 1 did to an observation whose fact was replaced.
+        db.execute('UPDATE units SET valid_until = stamp + 1 WHERE id = ?', (closed_unit,))
+        db.execute('PRAGMA user_version = 1')
+    db.close()
+
+
+def test_old_stores_are_migrated_without_loss(mem_factory: Any, tmp_path: Path) -> None:
+    path = tmp_path / 'old'
+    mem: BrainMem = mem_factory(path)
+    first = mem.store('The blue umbrella is leaning against the coat rack in the hallway.', stamp=T0)
+    mem.store('Moved the blue umbrella from the hallway to the garage shelf.', stamp=T0 + 5 * H)
+    mem.store('The garage door is open.', stamp=T0 + H, pose=Pose(3.0, 1.0))
+    before = {u.id: u.text for u in mem.get(list(range(1, 4)))}
+    expected = [(f.attribute, f.value, f.valid_from, f.valid_until, f.evidence)
+                for f in mem.state_of('blue umbrella') + mem.state_of('garage door')]
+    edges = mem.stats().edges
+    mem.close()
+    _downgrade_to_v1(path / 'memory.db', closed_unit=first.id)
+
+    reopened: BrainMem = mem_factory(path)
+    assert reopened.store_db.get_meta(REBUILD_KEY) == ''
+    assert int(reopened.store_db.query('PRAGMA user_version')[0][0]) == 2
+    assert {u.id: u.text for u in reopened.get(list(range(1, 4)))} == before
+    assert all(u.valid_until is None for u in reopened.get(list(range(1, 4))))
+    assert [(f.attribute, f.value, f.valid_from, f.valid_until, f.evidence)
+            for f in reopened.state_of('blue umbrella') + reopened.state_of('garage door')] == expected
+    assert reopened.stats().edges == edges and reopened.stats().units == 3
+    assert reopened.state_of('garage door', attribute='position')[0].pose == Pose(3.0, 1.0)
+
+
+def test_deleting_a_memory_rebuilds_what_it_stated(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    mem.store('The red mug is on the counter.', stamp=T0)
+    wrong = mem.store('Moved the red mug to the sink.', stamp=T0 + H)
+    assert mem.state_of('red mug', attribute='location')[0].value == 'sink'
+    mem.forget([wrong.id], mode='delete', confirm=True)
+    assert places(mem.state_of('red mug', attribute='location')) == [('counter', T0, None)]
