@@ -44,6 +44,8 @@ class NodeConfig:
         'description': 'marker republish period (0 = only on change)', 'range': (0.0, 3600.0)})
     max_markers: int = field(default=500, metadata={
         'description': 'most recent memories drawn as markers', 'range': (0, 100000)})
+    fact_markers: bool = field(default=False, metadata={
+        'description': 'also draw a text marker per object at its last known pose (position facts)'})
     consolidate_period_s: float = field(default=0.0, metadata={
         'description': 'consolidation timer period (0 = only on request)', 'range': (0.0, 1e7)})
     qos_depth: int = field(default=1000, metadata={
