@@ -6,6 +6,7 @@
     brainmem stats | consolidate
     brainmem forget 3 --mode marginalize|restore|protect|unprotect|delete [--confirm]
     brainmem context --episode E --goal G
+    brainmem state "blue umbrella" [--attribute location] [--as-of 2026-12-01T09:30]
     brainmem replay BAG [--rate R] [--topics T ...] [--loop]
     brainmem export DATA_DIR OUT_DIR
     brainmem viz DATA_DIR OUT.png
@@ -19,6 +20,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--episode', default='')
     p.add_argument('--goal', default='')
     p.add_argument('--clear-goal', action='store_true')
+    p = sub.add_parser('state', help='what is (or was, --as-of) true of an entity, and since when')
+    p.add_argument('entity')
+    p.add_argument('--attribute', default='', help='location, holder, position, state, power, ...')
+    p.add_argument('--as-of', type=parse_time, default=None,
+                   help='POSIX seconds or an ISO 8601 local time (default: now)')
     p = sub.add_parser('replay', help='publish a rosbag2 (sqlite3 or mcap) into the ROS graph')
     p.add_argument('bag', type=Path)
     p.add_argument('--rate', type=float, default=1.0)
@@ -97,6 +104,63 @@ def ros_node(name: str) -> Iterator[Any]:
         node.destroy_node()
         rclpy.try_shutdown()
         thread.join(2)
+
+
+def parse_time(text: str) -> float:
+    """POSIX seconds from a number or an ISO 8601 time (local time when it names no zone)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        msg = f'not POSIX seconds nor an ISO 8601 time: {text!r}'
+        raise argparse.ArgumentTypeError(msg) from None
+
+
+def call_state_of(node: Any, args: argparse.Namespace) -> Any:
+    """One StateOf call; MemoryServiceError on timeout or success=false."""
+    from brainmem_ros.ros.client import MemoryServiceError
+    from brainmem_ros.ros.convert import to_time
+    from brainmem_ros.srv import StateOf
+
+    prefix = args.ns.rstrip('/') + '/' if args.ns else ''
+    client = node.create_client(StateOf, prefix + 'state_of')
+    try:
+        if not client.wait_for_service(timeout_sec=args.timeout):
+            msg = f'brainmem service {client.srv_name} is not available'
+            raise MemoryServiceError(msg)
+        future = client.call_async(StateOf.Request(entity=args.entity, attribute=args.attribute,
+                                                   as_of=to_time(args.as_of)))
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(args.timeout):
+            client.remove_pending_request(future)
+            msg = f'brainmem service {client.srv_name} did not answer within {args.timeout} s'
+            raise MemoryServiceError(msg)
+        response = future.result()
+        if not response.success:
+            raise MemoryServiceError(response.message)
+        return response
+    finally:
+        node.destroy_client(client)
+
+
+def print_state(r: Any, out: Callable[[str], None] = print) -> None:
+    """Facts of a StateOf response: those that hold (*) first, then history."""
+    def when(t: Any) -> str:
+        return datetime.fromtimestamp(t.sec + t.nanosec * 1e-9).isoformat(' ', 'seconds') if t.sec else '-'
+
+    out(r.message)
+    start = 0
+    for i, count in enumerate(r.evidence_counts):
+        ids = list(r.evidence[start:start + count])
+        start += count
+        pose = r.poses[i].pose.position
+        where = f'  at ({pose.x:.2f}, {pose.y:.2f}) in {r.poses[i].header.frame_id}' if r.has_pose[i] else ''
+        out(f'{"*" if r.holds[i] else " "} {r.entities[i]}.{r.attributes[i]} = {r.values[i]!r}  '
+            f'{when(r.valid_from[i])} .. {when(r.valid_until[i])}  evidence {ids}{where}')
 
 
 def print_recalled(items: Sequence[Any], out: Callable[[str], None] = print) -> None:
@@ -144,6 +208,8 @@ def run_online(args: argparse.Namespace) -> int:
             print(client.consolidate().message)
         elif args.command == 'forget':
             print(client.forget(args.ids, args.mode, confirm=args.confirm).message)
+        elif args.command == 'state':
+            print_state(call_state_of(node, args))
         elif args.command == 'context':
             r = client.set_context(episode_id=args.episode, goal=args.goal, clear_goal=args.clear_goal)
             print(f'episode={r.episode_id!r} goal={r.goal!r}')

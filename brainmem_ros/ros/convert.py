@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,7 @@ from geometry_msgs.msg import Pose as PoseMsg
 from geometry_msgs.msg import PoseStamped
 
 from brainmem_ros.errors import InvalidInputError
+from brainmem_ros.memory.facts import Fact
 from brainmem_ros.memory.types import MemoryUnit, Pose, ScoredMemory, UnitType
 from brainmem_ros.msg import Entity as EntityMsg
 from brainmem_ros.msg import MemoryUnit as MemoryUnitMsg
@@ -184,3 +186,21 @@ def check_finite(name: str, value: float) -> float:
         msg = f'{name} must be a finite number, got {value!r}'
         raise InvalidInputError(msg)
     return value
+
+
+def facts_to_response(facts: Sequence[Fact], response: Any, *, as_of: float | None) -> None:
+    """Fill a StateOf response: one entry per fact in every array, evidence concatenated."""
+    response.entities = [f.entity for f in facts]
+    response.attributes = [f.attribute for f in facts]
+    response.values = [f.value for f in facts]
+    response.valid_from = [to_time(f.valid_from) for f in facts]
+    response.valid_until = [to_time(f.valid_until) for f in facts]
+    response.holds = [f.current if as_of is None else f.valid_at(as_of) for f in facts]
+    response.confidence = [float(f.confidence) for f in facts]
+    response.sources = [f.source for f in facts]
+    response.evidence_counts = [len(f.evidence) for f in facts]
+    response.evidence = [uid for f in facts for uid in f.evidence]
+    response.has_pose = [f.pose is not None for f in facts]
+    response.poses = [pose_to_msg(f.pose) if f.pose is not None else PoseStamped() for f in facts]
+    for f, pose in zip(facts, response.poses, strict=True):
+        pose.header.stamp = to_time(f.last_seen)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from builtin_interfaces.msg import Duration
 from visualization_msgs.msg import Marker, MarkerArray
 
+from brainmem_ros.memory.facts import Fact
 from brainmem_ros.memory.types import MemoryUnit
 from brainmem_ros.ros.convert import to_time
 
@@ -49,4 +51,26 @@ def memory_markers(units: Sequence[MemoryUnit], *, stamp: float) -> MarkerArray:
         label.color.r = label.color.g = label.color.b = label.color.a = 1.0
         label.text = f'#{unit.id} {unit.text[:40]}'
         array.markers.extend([sphere, label])
+    return array
+
+
+def fact_markers(facts: Sequence[Fact], *, stamp: float) -> MarkerArray:
+    """A text marker per object at its last known pose: "name (seen HH:MM)", in its frame."""
+    array = MarkerArray()
+    array.markers.append(Marker(action=Marker.DELETEALL, ns='brainmem_facts'))
+    for fact in facts:
+        if fact.pose is None:
+            continue
+        label = Marker(ns='brainmem_facts', id=fact.id, type=Marker.TEXT_VIEW_FACING, action=Marker.ADD)
+        label.header.frame_id = fact.pose.frame
+        label.header.stamp = to_time(stamp)
+        label.pose.position.x, label.pose.position.y = fact.pose.x, fact.pose.y
+        label.pose.position.z = fact.pose.z + 0.3
+        label.pose.orientation.w = 1.0
+        label.scale.z = 0.12
+        label.color.r, label.color.g, label.color.b, label.color.a = 1.0, 0.85, 0.3, 1.0
+        seen = time.strftime('%H:%M', time.localtime(fact.last_seen))
+        label.text = f'{fact.entity[:40]} (seen {seen})'
+        label.lifetime = Duration()
+        array.markers.append(label)
     return array

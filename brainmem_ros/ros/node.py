@@ -49,9 +49,9 @@ from brainmem_ros.msg import MemoryEvent as MemoryEventMsg
 from brainmem_ros.msg import Observation
 from brainmem_ros.ros import convert, params, rosout
 from brainmem_ros.ros.ingest import IngestWorker
-from brainmem_ros.ros.markers import memory_markers
+from brainmem_ros.ros.markers import fact_markers, memory_markers
 from brainmem_ros.ros.spin import spin
-from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, Stats, Store
+from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, StateOf, Stats, Store
 from brainmem_ros.tuning import tune_interpreter
 
 R = TypeVar('R')
@@ -60,7 +60,7 @@ EPISODE_MAX_BYTES = 256  # what Store accepts as an episode id
 
 
 class BrainMemNode(LifecycleNode):
-    """Serves Store / Retrieve / Reinforce / Consolidate / Forget / Stats / SetContext."""
+    """Serves Store / Retrieve / Reinforce / Consolidate / Forget / Stats / SetContext / StateOf."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('brainmem', **kwargs)
@@ -233,6 +233,7 @@ class BrainMemNode(LifecycleNode):
         h.append(self.create_service(Forget, 'forget', self.forget_callback, callback_group=g_a))
         h.append(self.create_service(SetContext, 'set_context', self.set_context_callback,
                                      callback_group=g_a))
+        h.append(self.create_service(StateOf, 'state_of', self.state_of_callback, callback_group=g_q))
         h.append(self.create_timer(cfg.markers_period_s if cfg.markers_period_s > 0 else 0.5,
                                    self.markers_callback, callback_group=g_a))
         if cfg.consolidate_period_s > 0:
@@ -522,6 +523,18 @@ class BrainMemNode(LifecycleNode):
             resp.message = f'{s.units} memories'
         return self._serve(response, run)
 
+    def state_of_callback(self, request: StateOf.Request, response: StateOf.Response
+                          ) -> StateOf.Response:
+        """What is (or was, as_of) true of an entity: facts that hold first, then history."""
+        def run(mem: BrainMem, resp: StateOf.Response) -> None:
+            as_of = convert.from_time(request.as_of)
+            facts = mem.state_of(request.entity, attribute=request.attribute or None, as_of=as_of)
+            convert.facts_to_response(facts, resp, as_of=as_of)
+            held = sum(resp.holds)
+            resp.message = f'{len(facts)} facts, {held} holding' if facts else \
+                f'no facts known about {request.entity.strip()!r}'
+        return self._serve(response, run)
+
     def set_context_callback(self, request: SetContext.Request, response: SetContext.Response
                              ) -> SetContext.Response:
         """Set the current episode and goal."""
@@ -568,7 +581,12 @@ class BrainMemNode(LifecycleNode):
             rows = mem.store_db.query('SELECT id FROM units WHERE pose_frame IS NOT NULL '
                                       'ORDER BY id DESC LIMIT ?', (cfg.max_markers,))
             units = list(mem.store_db.get_units(r[0] for r in rows).values())
-            pub.publish(memory_markers(units, stamp=self.get_clock().now().nanoseconds / 1e9))
+            now = self.get_clock().now().nanoseconds / 1e9
+            array = memory_markers(units, stamp=now)
+            if cfg.fact_markers:
+                places = mem.facts.last_positions(limit=cfg.max_markers)
+                array.markers.extend(fact_markers(places, stamp=now).markers)
+            pub.publish(array)
         except (BrainMemError, InvalidHandle):
             return  # deactivated or closed while this timer tick was running
 
