@@ -14,11 +14,13 @@ setup(
     description='Long-term, brain-inspired memory for robots (ROS 2 node and Python library)',
     license='Apache-2.0',
     packages=find_packages(include=['brainmem_ros', 'brainmem_ros.*']),
+    # Versioned word lists (stop words, self-vocabulary, outcome cues) read at run time.
+    package_data={'brainmem_ros': ['data/*.txt', 'data/*.tsv']},
     # The bag reader's typestore reads our .msg files from share/brainmem_ros/msg.
     data_files=[('share/brainmem_ros/msg', glob('msg/*.msg'))],
     python_requires='>=3.10',
     install_requires=['numpy', 'faiss-cpu', 'onnxruntime', 'tokenizers', 'PyYAML', 'rosbags', 'mcap',
-                      'zstandard', 'lz4'],
+                      'zstandard', 'lz4', 'spacy>=3.8,<3.9'],
     extras_require={'llm': ['llama-cpp-python']},
     entry_points={'console_scripts': [
         'brainmem = brainmem_ros.cli:main',
