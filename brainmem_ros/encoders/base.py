@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,19 @@ class Extractor(Protocol):
 
     def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
         """Return what ``text`` says; never invent what is not in it (or in ``known_entities``)."""
+        ...
+
+
+@runtime_checkable
+class BatchExtractor(Protocol):
+    """An extractor that parses a batch at once (spaCy's ``nlp.pipe``) before ``extract``."""
+
+    def prime(self, texts: Sequence[str]) -> None:
+        """Parse ``texts`` now so that ``extract`` of each of them finds the parse ready."""
+        ...
+
+    def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
+        """As :meth:`Extractor.extract`."""
         ...
 
 

@@ -53,6 +53,19 @@ _ARRIVALS = frozenset({'goal', 'destination', 'target', 'waypoint'})
 _POWER = frozenset({'on', 'off'})
 
 
+_PIPELINES: dict[str, tuple[Language, threading.Lock]] = {}
+_PIPELINES_LOCK = threading.Lock()
+
+
+def shared_pipeline(name: str = DEFAULT_MODEL) -> tuple[Language, threading.Lock]:
+    """One loaded pipeline per model for the process (loading takes about a second), with
+    the lock every parse with it takes: the pipeline is not re-entrant."""
+    with _PIPELINES_LOCK:
+        if name not in _PIPELINES:
+            _PIPELINES[name] = (load_pipeline(name), threading.Lock())
+        return _PIPELINES[name]
+
+
 def load_pipeline(name: str = DEFAULT_MODEL) -> Language:
     """The installed spaCy pipeline ``name``, checked against the model this code was built for.
 
@@ -88,14 +101,13 @@ class SpacyExtractor:
 
     def __init__(self, *, model: str = DEFAULT_MODEL, self_vocabulary: Iterable[str] | None = None,
                  cache_size: int = 512) -> None:
-        self._nlp = load_pipeline(model)
+        self._nlp, self._lock = shared_pipeline(model)
         lookups = self._nlp.get_pipe('lemmatizer').lookups  # type: ignore[attr-defined]
         self._verbs = frozenset(lookups.get_table('lemma_index')['verb'])
         self._irregular: dict[str, list[str]] = dict(lookups.get_table('lemma_exc')['verb'])
         self._self = (frozenset(normalise_name(w) for w in self_vocabulary)
                       if self_vocabulary is not None else self_parts())
         self._docs: LruCache[str, Doc] = LruCache(cache_size)
-        self._lock = threading.Lock()  # one parse at a time: the pipeline is not re-entrant
 
     def prime(self, texts: Sequence[str]) -> None:
         """Parse ``texts`` in one batch so that ``extract`` of each finds its parse ready."""
@@ -125,7 +137,8 @@ class SpacyExtractor:
         from spacy.tokens import Doc as _Doc
 
         doc = _Doc(self._nlp.vocab, words=words, pos=['NOUN'] * len(words))
-        return ' '.join((lemmatizer.rule_lemmatize(t) or [t.text])[0].lower() for t in doc)
+        with self._lock:
+            return ' '.join((lemmatizer.rule_lemmatize(t) or [t.text])[0].lower() for t in doc)
 
     def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
         """Entities, actions, state changes and outcome stated in ``text``."""

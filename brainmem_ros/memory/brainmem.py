@@ -17,7 +17,7 @@ from typing import Literal
 
 import numpy as np
 
-from brainmem_ros.encoders.base import Embedder, Extractor, Reasoner
+from brainmem_ros.encoders.base import BatchExtractor, Embedder, Extractor, Reasoner
 from brainmem_ros.errors import BrainMemError, InvalidInputError, StoreError, UnknownIdError
 from brainmem_ros.memory import dynamics
 from brainmem_ros.memory.adjacency import Adjacency
@@ -110,10 +110,10 @@ def default_embedder(config: EncoderConfig) -> Embedder:
 
 
 def default_extractor() -> Extractor:
-    """The rule-based grounded extractor of the fast path."""
-    from brainmem_ros.encoders.rules import RuleExtractor
+    """The grounded extractor of the fast path: spaCy's parse (encoders/parsed.py)."""
+    from brainmem_ros.encoders.parsed import SpacyExtractor
 
-    return RuleExtractor()
+    return SpacyExtractor()
 
 
 class BrainMem:
@@ -267,6 +267,8 @@ class BrainMem:
         """
         results: list[StoreResult | BrainMemError | None] = [None] * len(items)
         drafts: list[tuple[int, MemoryUnit]] = []
+        if isinstance(self.extractor, BatchExtractor) and len(items) > 1:
+            self.extractor.prime([i.text for i in items if isinstance(i.text, str)])
         for i, item in enumerate(items):
             try:
                 drafts.append((i, self._draft(item)))
