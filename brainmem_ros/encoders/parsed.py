@@ -162,7 +162,7 @@ class _Reading:
         self.stop = stopwords()
         self.states = state_words()
         self.skip = _log_prefix(doc)
-        self.as_verb, self.as_noun = _repairs(doc, verbs)
+        self.as_verb, self.as_noun = _repairs(doc, verbs, irregular, state_words())
         self.camel_actions: dict[int, str] = {}
         for tok in doc:
             if tok.i not in self.skip and _CAMEL.match(tok.text):
@@ -211,7 +211,7 @@ class _Reading:
         return (tok.pos_ in _NOMINAL or tok.i in self.as_noun) and tok.i not in self.as_verb
 
     def _keeps_left(self, left: Token, head: Token) -> bool:
-        if left.i in self.skip or left.i in self.as_verb:
+        if left.i in self.skip or left.i in self.as_verb or _SNAKE.match(head.text):
             return False
         if (self._nominal(left) and left.i + 1 == head.i) or (
                 self._nominal(left) and self._nominal(left.nbor(1)) and left.nbor(1).i < head.i):
@@ -429,8 +429,9 @@ class _Reading:
         found: list[StateChange] = []
         for tok in self.doc:
             word = tok.lower_
+            preposition = any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children)
             if word in self.states and tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} and not (
-                    tok.dep_ == 'amod' and tok.head.i > tok.i):
+                    tok.dep_ == 'amod' and tok.head.i > tok.i) and not preposition:
                 subject = self._subject_of_state(tok, names)
                 if subject:
                     found.append(StateChange(subject, 'power' if word in _POWER else 'state',
@@ -507,7 +508,8 @@ def _is_code(doc: Doc, i: int) -> bool:
     return i > 0 and doc[i - 1].pos_ in _NOMINAL | {'ADJ'} and not doc[i - 1].is_punct
 
 
-def _repairs(doc: Doc, verbs: frozenset[str]) -> tuple[set[int], set[int]]:
+def _repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
+             states: frozenset[str]) -> tuple[set[int], set[int]]:
     """Tokens the small tagger gets wrong in telegraphic text, by the shape of the clause.
 
     A "noun" in -s after a noun phrase and before a preposition or the end, in a clause
@@ -522,19 +524,22 @@ def _repairs(doc: Doc, verbs: frozenset[str]) -> tuple[set[int], set[int]]:
         for tok in sent:
             prev = tok.nbor(-1) if tok.i > sent.start else None
             nxt = tok.nbor(1) if tok.i + 1 < sent.end else None
-            if (tok.pos_ == 'NOUN' and tok.tag_ in {'NNS', 'VBZ'} and tok.lower_.endswith('s')
-                    and tok.lemma_.lower() in verbs and prev is not None
+            past = tok.lower_ in irregular or (tok.lower_.endswith('ed') and tok.lower_[:-2] in verbs)
+            if (tok.pos_ == 'NOUN' and ((tok.tag_ in {'NNS', 'VBZ'} and tok.lower_.endswith('s')
+                                         and tok.lemma_.lower() in verbs) or past)
+                    and prev is not None
                     and prev.pos_ in _NOMINAL and (nxt is None or nxt.pos_ in {'ADP', 'PUNCT', 'ADV'})
                     and (not has_verb or prev.pos_ == 'PROPN'
-                         or any(c.dep_ == 'det' for c in prev.children))):
+                         or any(c.dep_ == 'det' for c in prev.children)
+                         or (prev.i > sent.start and prev.nbor(-1).pos_ == 'DET'))):
                 as_verb.add(tok.i)
-            elif tok.tag_ == 'VB' and nxt is not None and not any(
+            elif tok.tag_ in {'VB', 'VBP'} and nxt is not None and not any(
                     c.dep_ in {'dobj', 'prt'} and c.pos_ in {'PRON', 'DET', 'ADP'} for c in tok.children):
                 after_bare_noun = prev is not None and prev.pos_ in _NOMINAL and not any(
                     c.dep_ == 'det' for c in prev.children) and prev.i == sent.start
                 listed = (prev is None or prev.text in {':', ',', ';'}) and nxt.pos_ in _NOMINAL \
                     and nxt.i + 1 < sent.end and nxt.nbor(1).pos_ in {'ADP', 'PUNCT', 'NUM'}
-                if _CODE.match(nxt.text) or after_bare_noun or listed:
+                if _CODE.match(nxt.text) or after_bare_noun or listed or nxt.lower_ in states:
                     as_noun.add(tok.i)
     return as_verb, as_noun
 
