@@ -220,10 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         '- The grammar only lets the model answer items from candidate phrases of the text.',
         '- Grounding checks every item again, and an action must be the lemma of a verb of the '
         'text.',
-        '- Its importance, valence and outcome are bounded by what the grounded text supports '
-        '(docs/security.md): a text without an outcome cue cannot be rated a success or failure '
-        'by the model, valence keeps the sign of the cue, importance stays within 2 of the '
-        'heuristic.',
+        "- Not yet done: the LLM's importance, valence and outcome are not bounded by the "
+        'grounded text (issue 13, item 6); docs/security.md says so.',
         '',
         guideline.rstrip(),
         '',
