@@ -36,8 +36,9 @@ def settled(client: Any, published: int) -> dict[str, int]:
 
 
 def burst(planner: Planner, n: int, *, rate: float, keep_all: bool, prefix: str) -> None:
-    qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
-                     history=HistoryPolicy.KEEP_ALL if keep_all else HistoryPolicy.KEEP_LAST)
+    history = HistoryPolicy.KEEP_ALL if keep_all else HistoryPolicy.KEEP_LAST
+    qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,  # type: ignore[no-untyped-call]
+                     history=history)
     pub = planner.node.create_publisher(Observation, '/rate/observations', qos)
     assert wait_for(lambda: pub.get_subscription_count() > 0)
     t0 = time.perf_counter()
@@ -45,7 +46,8 @@ def burst(planner: Planner, n: int, *, rate: float, keep_all: bool, prefix: str)
         delay = t0 + i / rate - time.perf_counter()
         if delay > 0:
             time.sleep(delay)
-        pub.publish(Observation(text=f'{prefix} {i}: the robot saw object {i * 7919 % 100003} in room {i % 97}'))
+        text = f'{prefix} {i}: the robot saw object {i * 7919 % 100003} in room {i % 97}'
+        pub.publish(Observation(text=text))
     pub.wait_for_all_acked()
     planner.node.destroy_publisher(pub)
 

@@ -481,13 +481,37 @@ class BrainMem:
         return [updated[u.id] for u in units]
 
     def consolidate(self, *, now: TimeLike | None = None) -> dynamics.ConsolidationReport:
-        """Decay, fold access counts, marginalize weak units, prune edges, replay."""
+        """Decay, fold access counts, marginalize weak units, prune edges, replay.
+
+        Decay runs in chunks of ``dynamics.DECAY_CHUNK`` units, one transaction each,
+        and the lock is released between them: Store and Retrieve carry on while a
+        cycle runs. A cycle a crash interrupted is finished first, from where it was.
+        """
         t = to_seconds(now, 'now')
+        when = self.clock() if t is None else t
+        decayed, pruned = 0, 0
+        weak: list[int] = []
+        replayed: list[int] = []
+        while True:
+            with self._lock:
+                cycle = dynamics.begin_cycle(self.store_db, now=when)
+            while True:
+                with self._lock:
+                    step = dynamics.decay_chunk(self.store_db, self.index, cycle,
+                                                config=self.config.dynamics)
+                    if step is None:
+                        break
+                    cycle, n, chunk_weak = step
+                    self._index_changed(len(chunk_weak))
+                decayed += n
+                weak += chunk_weak
+            with self._lock:
+                pruned, replayed = dynamics.finish_cycle(self.store_db, cycle, config=self.config.dynamics)
+            if not cycle.resumed:
+                break
+        report = dynamics.ConsolidationReport(decayed=decayed, marginalized=tuple(weak),
+                                              pruned_edges=pruned, replayed=tuple(replayed))
         with self._lock:
-            report = dynamics.consolidate(self.store_db, self.index,
-                                          now=self.clock() if t is None else t,
-                                          config=self.config.dynamics)
-            self._index_changed(len(report.marginalized))
             outgrown = needs_rebuild(self.index)
             if outgrown is not None:
                 # A long-running robot switches to the index that suits its size here,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import json
+import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from brainmem_ros.memory.index import VectorIndex
 from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.types import EdgeKind, MemoryUnit
 
+_log = logging.getLogger(__name__)
 MAX_STRENGTH = 2.0
 # Edges that record structure rather than association never decay or get pruned.
 _STRUCTURAL = (EdgeKind.SUPERSEDES.value, EdgeKind.EVIDENCE.value)
@@ -61,37 +64,125 @@ def reinforce(store: SqliteStore, units: Sequence[MemoryUnit], reward: float, *,
     return restore
 
 
-def consolidate(store: SqliteStore, index: VectorIndex, *, now: float,
-                config: DynamicsConfig) -> ConsolidationReport:
-    """One deterministic cycle: decay, fold access, marginalize, decay/prune edges, replay."""
+@dataclass(frozen=True)
+class Cycle:
+    """One consolidation cycle's clock readings, recorded so a crash can resume it.
+
+    ``last`` is the previous cycle's time (None before the first one), ``seen`` the
+    highest unit id that cycle decayed, ``top`` the highest id this one decays and
+    ``done`` how far it got. Units up to ``seen`` decay for ``now - last``; newer
+    ones from their own stamp, clamped into ``[last, now]``, so a stamp far in the
+    past costs its own unit at most the time since the last cycle, never the others.
+    """
+
+    now: float
+    last: float | None
+    seen: int
+    top: int
+    done: int
+    resumed: bool = False
+
+
+_CYCLE_KEY = 'consolidation_cycle'
+# Units decayed per transaction: the memory's lock is free between chunks, so
+# Store and Retrieve wait at most one chunk (~20k rows of one indexed UPDATE).
+DECAY_CHUNK = 20000
+# Edges are rewritten only when their pending decay has reached this factor: an
+# hourly cycle would otherwise rewrite every association edge (23M rows at 1M
+# units) for a 0.04% change.
+_EDGE_REWRITE_BELOW = 0.99
+# One cycle prunes at most this share of the association edges (weakest first):
+# a clock jump or a misconfigured rate thins the graph, it never wipes it at once.
+MAX_PRUNE_FRACTION = 0.1
+
+
+def begin_cycle(store: SqliteStore, *, now: float) -> Cycle:
+    """Start a cycle at ``now``, or resume the one a crash interrupted."""
+    pending = store.get_meta(_CYCLE_KEY)
+    if pending:
+        c = json.loads(pending)
+        return Cycle(now=float(c['now']), last=c['last'], seen=int(c['seen']), top=int(c['top']),
+                     done=int(c['done']), resumed=True)
+    last_raw = store.get_meta('last_consolidation')
+    last = float(last_raw) if last_raw else None
+    top = store.max_id()
+    # A store consolidated before per-unit clocks: every unit was there at that cycle.
+    seen = int(store.get_meta('consolidated_max_id', str(top) if last is not None else '0'))
+    if last is not None and now < last:
+        _log.warning('consolidation clock went back from %.3f to %.3f (use_sim_time changed?): '
+                     'no decay this cycle', last, now)
+        last = now
+    cycle = Cycle(now=now, last=last, seen=seen, top=top, done=0)
+    _save_cycle(store, cycle)
+    return cycle
+
+
+def _save_cycle(store: SqliteStore, cycle: Cycle) -> None:
+    store.set_meta(_CYCLE_KEY, json.dumps({'now': cycle.now, 'last': cycle.last, 'seen': cycle.seen,
+                                           'top': cycle.top, 'done': cycle.done}))
+
+
+def decay_chunk(store: SqliteStore, index: VectorIndex, cycle: Cycle, *,
+                config: DynamicsConfig) -> tuple[Cycle, int, list[int]] | None:
+    """Decay, fold access into and marginalize the next chunk of units; None when done."""
+    if cycle.done >= cycle.top:
+        return None
+    lo, hi = cycle.done, min(cycle.top, cycle.done + DECAY_CHUNK)
+    rate = config.decay_per_day / 86400.0
+    fold = ('strength = MIN(?, strength * ? + ? * (access_count - folded_access)), '
+            'folded_access = access_count')
     with store.atomic() as db:
-        last = store.get_meta('last_consolidation')
-        if last:
-            since = float(last)
-        else:
-            row = store.query('SELECT MIN(stamp) FROM units')[0][0]
-            since = float(row) if row is not None else now
-        days = max(0.0, now - since) / 86400.0
-        factor = math.exp(-config.decay_per_day * days)
-        decayed = db.execute(
-            'UPDATE units SET strength = MIN(?, strength * ? + ? * (access_count - folded_access)), '
-            'folded_access = access_count WHERE protected = 0',
-            (MAX_STRENGTH, factor, config.access_gain)).rowcount
+        decayed = 0
+        old_hi = min(hi, cycle.seen)
+        if old_hi > lo:
+            elapsed = 0.0 if cycle.last is None else max(0.0, cycle.now - cycle.last)
+            decayed += db.execute(
+                f'UPDATE units SET {fold} WHERE protected = 0 AND id > ? AND id <= ?',
+                (MAX_STRENGTH, math.exp(-rate * elapsed), config.access_gain, lo, old_hi)).rowcount
+        new_lo = max(lo, cycle.seen)
+        if hi > new_lo:
+            floor = -math.inf if cycle.last is None else cycle.last
+            rows = db.execute('SELECT id, stamp FROM units WHERE protected = 0 AND id > ? AND id <= ?',
+                              (new_lo, hi)).fetchall()
+            db.executemany(f'UPDATE units SET {fold} WHERE id = ?', [
+                (MAX_STRENGTH, math.exp(-rate * (cycle.now - min(max(stamp, floor), cycle.now))),
+                 config.access_gain, uid) for uid, stamp in rows])
+            decayed += len(rows)
         weak = [r[0] for r in db.execute(
-            'SELECT id FROM units WHERE protected = 0 AND marginalized = 0 AND strength < ?',
-            (config.marginalize_below,)).fetchall()]
+            'SELECT id FROM units WHERE protected = 0 AND marginalized = 0 AND strength < ? '
+            'AND id > ? AND id <= ?', (config.marginalize_below, lo, hi)).fetchall()]
         if weak:
             db.executemany('UPDATE units SET marginalized = 1 WHERE id = ?', [(i,) for i in weak])
             store.bump_generation()
-        edge_factor = math.exp(-config.edge_decay_per_day * days)
-        # Wholesale: edge listeners (the in-memory graph) are told that all edges
-        # changed instead of being told row by row.
-        with store.rewriting_edges() as edges_db:
-            if edge_factor != 1.0:  # x 1.0 would rewrite every edge for nothing
-                edges_db.execute(f'UPDATE edges SET weight = weight * ? WHERE kind NOT IN {_STRUCTURAL}',
-                                 (edge_factor,))
-            pruned = edges_db.execute(f'DELETE FROM edges WHERE weight < ? AND kind NOT IN {_STRUCTURAL}',
-                                      (config.prune_below,)).rowcount
+        cycle = replace(cycle, done=hi)
+        _save_cycle(store, cycle)
+    if weak:
+        index.remove(np.asarray(weak, dtype=np.int64))
+    return cycle, decayed, weak
+
+
+def finish_cycle(store: SqliteStore, cycle: Cycle, *, config: DynamicsConfig) -> tuple[int, list[int]]:
+    """Decay and prune edges, replay, record the cycle: (pruned edges, replayed ids)."""
+    with store.atomic() as db:
+        elapsed_days = 0.0 if cycle.last is None else max(0.0, cycle.now - cycle.last) / 86400.0
+        pending = float(store.get_meta('edge_decay_pending', '1.0'))
+        pending *= math.exp(-config.edge_decay_per_day * elapsed_days)
+        pruned = 0
+        if pending < _EDGE_REWRITE_BELOW:
+            # Wholesale: edge listeners (the in-memory graph) are told that all edges
+            # changed instead of being told row by row.
+            with store.rewriting_edges() as edges_db:
+                total = edges_db.execute(
+                    f'UPDATE edges SET weight = weight * ? WHERE kind NOT IN {_STRUCTURAL}',
+                    (pending,)).rowcount
+                cap = int(total * MAX_PRUNE_FRACTION)
+                if cap:
+                    pruned = edges_db.execute(
+                        'DELETE FROM edges WHERE (src, dst, kind) IN (SELECT src, dst, kind FROM edges '
+                        f'WHERE weight < ? AND kind NOT IN {_STRUCTURAL} ORDER BY weight LIMIT ?)',
+                        (config.prune_below, cap)).rowcount
+            pending = 1.0
+        store.set_meta('edge_decay_pending', repr(pending))
         replayed: list[int] = []
         if config.replay_count:
             # Rehearse mid-strength units that many others point at: the ones most
@@ -104,9 +195,7 @@ def consolidate(store: SqliteStore, index: VectorIndex, *, now: float,
             replayed = [r[0] for r in rows]
             db.executemany('UPDATE units SET strength = MIN(?, strength + ?) WHERE id = ?',
                            [(MAX_STRENGTH, config.access_gain * 5, i) for i in replayed])
-        store.set_meta('last_consolidation', repr(now))
-    if weak:
-        index.remove(np.asarray(weak, dtype=np.int64))
-    return ConsolidationReport(decayed=decayed, marginalized=tuple(weak), pruned_edges=pruned,
-                               replayed=tuple(replayed))
-
+        store.set_meta('last_consolidation', repr(cycle.now))
+        store.set_meta('consolidated_max_id', str(cycle.top))
+        store.set_meta(_CYCLE_KEY, '')
+    return pruned, replayed

@@ -1,0 +1,104 @@
+"""Consolidation on one clock: per-unit elapsed time, bounded pruning, chunks, resumable."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from brainmem_ros.memory import BrainMem, dynamics
+
+T0 = 1_780_000_000.0
+DAY = 86400.0
+TEXTS = ['The robot cleaned the kitchen floor', 'The robot watered the plant in the hallway',
+         'The cat sleeps on the bedroom rug', 'The garage door squeaked', 'The bathroom tap dripped',
+         'The user cooked pasta in the kitchen', 'The hallway light flickered at night',
+         'The robot charged in the garage', 'The user read a book in the bedroom',
+         'The robot mopped the bathroom floor']
+
+
+def fill(mem: BrainMem, start: float) -> None:
+    for i, text in enumerate(TEXTS):
+        mem.store(text, stamp=start + 10 * i, episode_id='e')
+
+
+def test_old_stamp_costs_only_its_own_unit(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    fill(mem, T0)
+    old = mem.store('The robot found a key under the mat', stamp=100.0, episode_id='e')
+    report = mem.consolidate(now=T0 + 3600)
+    assert report.marginalized == (old.id,)
+    assert mem.stats().active_units == len(TEXTS)
+    assert all(u.strength > 0.99 for u in mem.get(list(range(1, len(TEXTS) + 1))))
+
+
+def test_units_decay_from_their_own_time_since_the_last_cycle(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    first = mem.store('The robot cleaned the kitchen floor', stamp=T0)
+    mem.consolidate(now=T0 + 10 * DAY)
+    late = mem.store('The garage door squeaked', stamp=T0 + 19 * DAY)
+    early = mem.store('The bathroom tap dripped', stamp=T0 + DAY)  # before the last cycle: clamped to it
+    mem.consolidate(now=T0 + 20 * DAY)
+    rate = mem.config.dynamics.decay_per_day
+    strength = {u.id: u.strength for u in mem.get([first.id, late.id, early.id])}
+    assert strength[late.id] == pytest.approx(2.718281828 ** (-rate * 1))
+    assert strength[early.id] == pytest.approx(2.718281828 ** (-rate * 10))
+    assert strength[first.id] == pytest.approx(2.718281828 ** (-rate * 20))
+
+
+def test_pruning_never_wipes_the_graph_in_one_cycle(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    fill(mem, T0)
+    mem.consolidate(now=T0 + 3600)
+    edges = mem.stats().edges
+    assert edges > 10
+    report = mem.consolidate(now=T0 + 10_000 * DAY)  # a clock jump of decades
+    assert 0 < report.pruned_edges <= edges // 10
+    assert mem.stats().edges >= edges - edges // 10
+
+
+def test_decay_runs_in_chunks_and_resumes_after_a_crash(mem_factory: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(dynamics, 'DECAY_CHUNK', 3)
+    mem: BrainMem = mem_factory()
+    fill(mem, T0)
+    mem.consolidate(now=T0 + 3600)
+    acquired = [0]
+    real = mem._lock
+
+    class CountingLock:
+        def __enter__(self) -> None:
+            real.acquire()
+            if threading.current_thread() is worker and real._is_owned() and real._recursion_count() == 1:  # type: ignore[attr-defined]
+                acquired[0] += 1
+
+        def __exit__(self, *exc: object) -> None:
+            real.release()
+
+    mem._lock = CountingLock()  # type: ignore[assignment]
+    worker = threading.Thread(target=lambda: mem.consolidate(now=T0 + 2 * DAY))
+    worker.start()
+    worker.join(60)
+    mem._lock = real
+    assert acquired[0] >= len(TEXTS) // 3 + 2  # the lock was free between chunks
+
+    # A crash after the first chunk: the next call finishes that cycle, then runs its own.
+    calls = [0]
+    original = dynamics.decay_chunk
+
+    def crash_after_one(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise RuntimeError('power cut')
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(dynamics, 'decay_chunk', crash_after_one)
+    with pytest.raises(RuntimeError):
+        mem.consolidate(now=T0 + 3 * DAY)
+    monkeypatch.setattr(dynamics, 'decay_chunk', original)
+    mem.consolidate(now=T0 + 4 * DAY)
+    rate = mem.config.dynamics.decay_per_day
+    strengths = [u.strength for u in mem.get(list(range(1, len(TEXTS) + 1)))]
+    # every unit decayed exactly once since its stamp, the interrupted chunk included
+    assert strengths == pytest.approx([2.718281828 ** (-rate * (4 * DAY - 10 * i) / DAY)
+                                       for i in range(len(TEXTS))])
