@@ -16,7 +16,7 @@ PKG_SOURCES := CMakeLists.txt package.xml $(wildcard msg/*.msg srv/*.srv scripts
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 export PYTHONDONTWRITEBYTECODE = 1
 
-.PHONY: setup demo test lint typecheck pytest bench reliability clean distclean
+.PHONY: setup demo test lint typecheck pytest bench reliability clean distclean eval-extraction
 
 setup: $(STAMPS)/models
 
@@ -65,6 +65,10 @@ test: lint typecheck pytest
 bench: setup
 	$(PY) -m pip install --quiet -r requirements-bench.txt
 	$(PY) -m bench $(BENCH_ARGS)
+
+# Extraction quality per style on test/data/extraction_dev.jsonl; rewrites docs/extraction.md.
+eval-extraction: setup
+	$(PY) -m bench.eval_extraction $(EVAL_ARGS)
 
 reliability: setup
 	$(PY) -m pytest -m reliability_long -s -q
