@@ -7,7 +7,7 @@
     brainmem forget 3 --mode marginalize|restore|protect|unprotect|delete [--confirm]
     brainmem context --episode E --goal G
     brainmem state "blue umbrella" [--attribute location] [--as-of 2026-12-01T09:30]
-    brainmem replay BAG [--rate R] [--topics T ...] [--loop]
+    brainmem replay BAG [--rate R] [--topics T ...] [--remap FROM:=TO ...] [--loop]
     brainmem export DATA_DIR OUT_DIR
     brainmem viz DATA_DIR OUT.png
 """
@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--rate', type=float, default=1.0)
     p.add_argument('--topics', nargs='*')
     p.add_argument('--loop', action='store_true')
+    p.add_argument('--remap', nargs='*', default=[], metavar='FROM:=TO',
+                   help='publish bag topic FROM on TO (relative TO: under --ns)')
+    p.add_argument('--include-rosout', action='store_true',
+                   help="also replay the bag's /rosout and /parameter_events (skipped by default)")
     p = sub.add_parser('export', help='write units and edges to JSONL and GraphML (offline)')
     p.add_argument('data_dir', type=Path)
     p.add_argument('out_dir', type=Path)
@@ -178,12 +182,18 @@ def run_online(args: argparse.Namespace) -> int:
 
     with ros_node('brainmem_cli') as node:
         if args.command == 'replay':
-            from brainmem_ros.ros.replay import replay
+            from brainmem_ros.ros.replay import SKIPPED_TOPICS, parse_remaps, replay
 
-            report = replay(node, args.bag, rate=args.rate, topics=args.topics, loop=args.loop)
+            remap = parse_remaps(args.remap)
+            skipped = () if args.include_rosout else SKIPPED_TOPICS
+            report = replay(node, args.bag, rate=args.rate, topics=args.topics, loop=args.loop,
+                            remap=remap, namespace=args.ns, skip=skipped)
+            for name in report.unsubscribed:
+                print(f'brainmem: warning: nobody subscribes to {report.published_as[name]} '
+                      f'(bag topic {name}): its messages went nowhere', file=sys.stderr)
             print(f'replayed {report.messages} messages in {report.seconds:.1f} s: '
-                  + ', '.join(f'{t} x{n}' for t, n in report.per_topic.items()))
-            return 0
+                  + ', '.join(f'{t} x{n} as {report.published_as[t]}' for t, n in report.per_topic.items()))
+            return 3 if report.per_topic and len(report.unsubscribed) == len(report.per_topic) else 0
         client = MemoryClient(node, namespace=args.ns, timeout=args.timeout)
         if args.command == 'store':
             r = client.store(args.text, episode_id=args.episode, type=args.type, source=args.source)
@@ -235,6 +245,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrainMemError as exc:
         print(f'brainmem: {exc}', file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print('brainmem: interrupted', file=sys.stderr)
+        return 130
 
 
 if __name__ == '__main__':

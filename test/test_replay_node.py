@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from brainmem_ros.srv import Retrieve, Stats
 from conftest import FIXTURES
-from rosutil import call, running_node, wait_for
+from rcl_interfaces.msg import Log
+from rosutil import call, node_env, running_node, wait_for
 
 from brainmem_ros.ros.replay import replay
 
@@ -61,3 +67,45 @@ def test_split_bag_replayed_in_full(tmp_path: Path, model_paths: object) -> None
         assert report.messages == 6074 and set(report.per_topic) == set(topics)
         assert wait_for(lambda: call(client, Stats, 'stats', Stats.Request()).units == 6074, timeout=600,
                         period=1.0)
+
+
+def test_replay_into_a_namespace_with_remaps(tmp_path: Path, model_paths: object) -> None:
+    from brainmem_ros.ros.replay import parse_remaps, target_topic
+
+    assert target_topic('/captions', namespace='/robot9') == '/robot9/captions'
+    assert target_topic('/a', namespace='/robot9', remap={'/a': 'b'}) == '/robot9/b'
+    assert target_topic('/a', namespace='/robot9', remap={'/a': '/x/b'}) == '/x/b'
+    assert parse_remaps(['/topic:=chatter']) == {'/topic': 'chatter'}
+    source = FIXTURES / 'talker_mcap'
+    if not source.is_dir():
+        pytest.skip(f'fixture bag {source} not present')
+    copy = tmp_path / 'talker'
+    shutil.copytree(source, copy)
+    extra = {'text_topics': ['chatter']}
+    with running_node(tmp_path / 'mem', namespace='/robot9', extra=extra) as (_, client):
+        logs: list[Any] = []
+        client.create_subscription(Log, '/rosout', logs.append, 100)
+        report = replay(client, copy, rate=20.0, namespace='/robot9', remap={'/topic': 'chatter'})
+        assert report.per_topic == {'/topic': 10}  # /rosout and /parameter_events skipped
+        assert report.published_as == {'/topic': '/robot9/chatter'} and not report.unsubscribed
+        assert wait_for(lambda: call(client, Stats, 'stats', Stats.Request()).units == 10)
+        assert not any(m.name == 'talker' for m in logs)  # the bag's log lines stay in the bag
+        nobody = replay(client, copy, rate=50.0, namespace='/robot8', wait_for_subscribers=0.5)
+        assert nobody.unsubscribed == ('/topic',)
+
+
+def test_cli_replay_warns_and_stops_cleanly(tmp_path: Path) -> None:
+    source = FIXTURES / 'talker_mcap'
+    if not source.is_dir():
+        pytest.skip(f'fixture bag {source} not present')
+    copy = tmp_path / 'talker'
+    shutil.copytree(source, copy)
+    cmd = [sys.executable, '-m', 'brainmem_ros.cli', '--ns', '/nobody', 'replay', str(copy), '--rate', '50']
+    out = subprocess.run(cmd, env=node_env(), capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 3 and 'nobody subscribes to /nobody/topic' in out.stderr, out.stderr
+    with subprocess.Popen([*cmd[:-2], '--loop'], env=node_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as proc:
+        time.sleep(8.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and 'Traceback' not in err, err

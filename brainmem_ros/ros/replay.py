@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,47 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from brainmem_ros.bags import list_topics, read_bag
 from brainmem_ros.errors import InvalidInputError
 
+# Topics of the recording robot's own ROS plumbing: replayed into a live graph they
+# would mix the bag's log lines and parameter changes into the live ones.
+SKIPPED_TOPICS = ('/rosout', '/parameter_events')
+
 
 @dataclass(frozen=True)
 class ReplayReport:
-    """What a replay published."""
+    """What a replay published: messages per bag topic, and where each topic went."""
 
     messages: int
     per_topic: dict[str, int]
     seconds: float
+    published_as: dict[str, str] = field(default_factory=dict)
+    unsubscribed: tuple[str, ...] = ()  # live topics nobody subscribed to (bag names)
+
+
+def target_topic(name: str, *, namespace: str = '', remap: dict[str, str] | None = None) -> str:
+    """Where a bag topic is published: its remap, else the bag name under ``namespace``.
+
+    ``/captions`` with namespace ``/robot9`` becomes ``/robot9/captions``; a remap
+    target that is relative (``captions``) goes under the namespace too, an absolute
+    one is used as it is.
+    """
+    remap = remap or {}
+    target = remap.get(name, name)
+    ns = namespace.strip('/')
+    if not ns or (name in remap and target.startswith('/')):
+        return target
+    return f"/{ns}/{target.lstrip('/')}"
+
+
+def parse_remaps(items: Sequence[str]) -> dict[str, str]:
+    """``FROM:=TO`` pairs (as ``ros2 bag play --remap``) into a mapping."""
+    out: dict[str, str] = {}
+    for item in items:
+        src, sep, dst = item.partition(':=')
+        if not sep or not src or not dst:
+            msg = f'remap must be FROM:=TO, got {item!r}'
+            raise InvalidInputError(msg)
+        out[src] = dst
+    return out
 
 
 def message_class(msgtype: str) -> Any:
@@ -40,29 +73,39 @@ def message_class(msgtype: str) -> Any:
 
 
 def replay(node: Node, bag: Path, *, rate: float = 1.0, topics: Sequence[str] | None = None,
-           remap: dict[str, str] | None = None, wait_for_subscribers: float = 5.0,
+           remap: dict[str, str] | None = None, namespace: str = '',
+           skip: Sequence[str] = SKIPPED_TOPICS, wait_for_subscribers: float = 5.0,
            loop: bool = False, should_stop: Callable[[], bool] = lambda: False) -> ReplayReport:
-    """Publish the bag's messages (still serialized) with their recorded spacing / ``rate``."""
+    """Publish the bag's messages (still serialized) with their recorded spacing / ``rate``.
+
+    Topics named in ``skip`` are not replayed unless ``topics`` names them.
+    """
     if not rate > 0:
         msg = f'rate must be positive, got {rate!r}'
         raise InvalidInputError(msg)
-    remap = remap or {}
-    infos = [t for t in list_topics(bag) if topics is None or t.name in topics]
+    infos = [t for t in list_topics(bag)
+             if (topics is None and t.name not in skip) or (topics is not None and t.name in topics)]
+    targets = {t.name: target_topic(t.name, namespace=namespace, remap=remap) for t in infos}
     qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-    publishers = {t.name: node.create_publisher(message_class(t.msgtype), remap.get(t.name, t.name), qos)
+    publishers = {t.name: node.create_publisher(message_class(t.msgtype), targets[t.name], qos)
                   for t in infos}
     deadline = time.monotonic() + wait_for_subscribers
     while time.monotonic() < deadline and not all(p.get_subscription_count() for p in publishers.values()):
         time.sleep(0.05)
+    unsubscribed = tuple(name for name, p in publishers.items() if not p.get_subscription_count())
     counts = {name: 0 for name in publishers}
     start = time.monotonic()
+
+    def report() -> ReplayReport:
+        return ReplayReport(sum(counts.values()), counts, time.monotonic() - start, targets, unsubscribed)
+
     try:
         while True:
             first_ns: int | None = None
             t0 = time.monotonic()
             for message in read_bag(bag, topics=list(publishers)):
                 if should_stop():
-                    return ReplayReport(sum(counts.values()), counts, time.monotonic() - start)
+                    return report()
                 first_ns = message.timestamp_ns if first_ns is None else first_ns
                 due = t0 + (message.timestamp_ns - first_ns) / 1e9 / rate
                 delay = due - time.monotonic()
@@ -73,8 +116,10 @@ def replay(node: Node, bag: Path, *, rate: float = 1.0, topics: Sequence[str] | 
             if not loop:
                 break
     finally:
-        # Reliable delivery: let subscribers acknowledge before the publishers go away.
+        # Reliable delivery: let subscribers acknowledge before the publishers go away
+        # (not after Ctrl-C shut the context down: nothing is delivered any more).
         for pub in publishers.values():
-            pub.wait_for_all_acked(Duration(seconds=5))
+            if node.context.ok():
+                pub.wait_for_all_acked(Duration(seconds=5))
             node.destroy_publisher(pub)
-    return ReplayReport(sum(counts.values()), counts, time.monotonic() - start)
+    return report()
