@@ -1,8 +1,13 @@
-"""The fact layer on real parts: SQLite on disk, the ONNX encoder, the rule extractor.
+"""The fact layer on real parts: SQLite on disk, the ONNX encoder, a real extractor.
 
 Every scenario runs in one store that already holds 540 routine observations
 (other objects moved, other doors toggled, umbrella-stand chores), so a fact that
 leaks between entities, or a lookup that a similar name fools, shows up here.
+
+The scenarios pin the rule extractor: what is tested is how facts follow from the
+state changes an extractor gives, so they must not change with the parser's
+coverage. ``test_default_extractor_feeds_the_same_facts`` runs the default (parser)
+extractor on the sentences it covers today.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from brainmem_ros.encoders.rules import RuleExtractor
 from brainmem_ros.errors import InvalidInputError
 from brainmem_ros.memory import BrainMem, Entity, Pose
 from brainmem_ros.memory.fact_store import REBUILD_KEY
@@ -63,7 +69,7 @@ def _distractors() -> list[ObservationInput]:
 def mem(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[BrainMem]:
     """One store with the routine distractors, shared by the scenarios (disjoint entities)."""
     memory = BrainMem.open(tmp_path_factory.mktemp('facts') / 'mem', embedder=embedder,
-                           clock=lambda: NOW)
+                           extractor=RuleExtractor(), clock=lambda: NOW)
     items = _distractors()
     assert len(items) >= 500
     for start in range(0, len(items), 100):
@@ -279,7 +285,7 @@ def _downgrade_to_v1(db_path: Path, *, closed_unit: int) -> None:
 
 def test_old_stores_are_migrated_without_loss(mem_factory: Any, tmp_path: Path) -> None:
     path = tmp_path / 'old'
-    mem: BrainMem = mem_factory(path)
+    mem: BrainMem = mem_factory(path, extractor=RuleExtractor())
     first = mem.store('The blue umbrella is leaning against the coat rack in the hallway.', stamp=T0)
     mem.store('Moved the blue umbrella from the hallway to the garage shelf.', stamp=T0 + 5 * H)
     mem.store('The garage door is open.', stamp=T0 + H, pose=Pose(3.0, 1.0))
@@ -290,7 +296,7 @@ def test_old_stores_are_migrated_without_loss(mem_factory: Any, tmp_path: Path) 
     mem.close()
     _downgrade_to_v1(path / 'memory.db', closed_unit=first.id)
 
-    reopened: BrainMem = mem_factory(path)
+    reopened: BrainMem = mem_factory(path, extractor=RuleExtractor())
     assert reopened.store_db.get_meta(REBUILD_KEY) == ''
     assert int(reopened.store_db.query('PRAGMA user_version')[0][0]) == 2
     assert {u.id: u.text for u in reopened.get(list(range(1, 4)))} == before
@@ -302,9 +308,24 @@ def test_old_stores_are_migrated_without_loss(mem_factory: Any, tmp_path: Path) 
 
 
 def test_deleting_a_memory_rebuilds_what_it_stated(mem_factory: Any) -> None:
-    mem: BrainMem = mem_factory()
+    mem: BrainMem = mem_factory(extractor=RuleExtractor())
     mem.store('The red mug is on the counter.', stamp=T0)
     wrong = mem.store('Moved the red mug to the sink.', stamp=T0 + H)
     assert mem.state_of('red mug', attribute='location')[0].value == 'sink'
     mem.forget([wrong.id], mode='delete', confirm=True)
     assert places(mem.state_of('red mug', attribute='location')) == [('counter', T0, None)]
+
+
+def test_default_extractor_feeds_the_same_facts(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory(clock=lambda: NOW)  # the default extractor (the parser)
+    first = mem.store('The silver laptop is on the desk.', stamp=T0)
+    moved = mem.store('Moved the silver laptop from the desk to the shelf.', stamp=T0 + 4 * H,
+                      pose=Pose(3.0, 1.0))
+    late = mem.store('Put the silver laptop on the bed.', stamp=T0 + 2 * H)
+    mem.store('The back door is open.', stamp=T0 + H)
+    assert places(mem.state_of('Silver Laptops', attribute='location')) == [
+        ('shelf', T0 + 4 * H, None), ('bed', T0 + 2 * H, T0 + 4 * H), ('desk', T0, T0 + 2 * H)]
+    assert mem.state_of('silver laptop', attribute='location', as_of=T0 + H)[0].evidence == (first.id,)
+    assert mem.state_of('silver laptop', attribute='position')[0].pose == Pose(3.0, 1.0)
+    assert mem.state_of('back door')[0].value == 'open'
+    assert all(u.valid_until is None for u in mem.get([first.id, moved.id, late.id]))

@@ -56,24 +56,24 @@ def test_state_of_service_now_and_as_of(tmp_path: Path, model_paths: object) -> 
     with running_node(tmp_path / 'mem', extra=extra) as (_, client):
         ids = []
         for text, stamp, pose in (
-                ('The blue umbrella is leaning against the coat rack in the hallway.', T0, (1.0, 4.0)),
-                ('Moved the blue umbrella from the hallway to the garage shelf.', T0 + 5 * H, (12.0, 3.0))):
+                ('The silver laptop is on the desk.', T0, (1.0, 4.0)),
+                ('Moved the silver laptop from the desk to the shelf.', T0 + 5 * H, (12.0, 3.0))):
             resp = call(client, Store, 'store', observation(text, stamp, pose))
             assert resp.success, resp.message
             ids.append(resp.id)
 
-        now = call(client, StateOf, 'state_of', StateOf.Request(entity='The Blue Umbrellas',
+        now = call(client, StateOf, 'state_of', StateOf.Request(entity='The Silver Laptops',
                                                                 attribute='location'))
         assert now.success, now.message
-        assert list(now.values) == ['garage shelf', 'coat rack'] and list(now.holds) == [True, False]
-        assert evidence_of(now) == [[ids[1]], [ids[0]]]
+        assert list(now.values) == ['shelf', 'desk'] and list(now.holds) == [True, False]
+        assert evidence_of(now) == [[ids[1]], [ids[0], ids[1]]]  # 'from the desk' confirms it
         assert now.valid_until[0].sec == 0 and now.valid_from[0].sec == int(T0 + 5 * H)
         assert now.has_pose[0] and now.poses[0].pose.position.x == 12.0
         assert now.poses[0].header.frame_id == 'map'
 
-        then = call(client, StateOf, 'state_of', StateOf.Request(entity='blue umbrella',
+        then = call(client, StateOf, 'state_of', StateOf.Request(entity='laptop',
                                                                  as_of=to_time(T0 + H)))
-        assert then.success and then.holds[0] and then.values[0] == 'coat rack'
+        assert then.success and then.holds[0] and then.values[0] == 'desk'
         assert 'position' in list(then.attributes)
         assert all(f.sec <= int(T0 + H) for f in then.valid_from)
 
@@ -134,7 +134,7 @@ def test_cli_state_with_as_of(tmp_path: Path, model_paths: object) -> None:
 
     with node_process(args, log=tmp_path / 'node.log'):
         cli('store', 'The garage door is open.')
-        cli('store', 'Closed the garage door.')
+        cli('store', 'The garage door is closed.')
         now = cli('state', 'Garage Doors')
         assert "* garage door.state = 'closed'" in now and "  garage door.state = 'open'" in now
         assert 'evidence [2]' in now

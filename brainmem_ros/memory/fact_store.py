@@ -11,6 +11,7 @@ them from its units (:meth:`FactStore.rebuild`, run once after the migration).
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -71,24 +72,26 @@ class FactStore:
         claims = claims_of(unit)
         superseded: list[int] = []
         with self.store.atomic() as db:
-            touched = {(k, a) for k, a in db.execute(
-                'SELECT entity, attribute FROM fact_claims WHERE unit_id = ?', (unit.id,))}
-            if touched:
+            # Claims it made before (enrichment re-observes a unit) are taken back first.
+            late: dict[tuple[str, str], float] = {}
+            for k, a, stamp in db.execute(
+                    'SELECT entity, attribute, stamp FROM fact_claims WHERE unit_id = ?', (unit.id,)):
+                late[(k, a)] = min(stamp, late.get((k, a), stamp))
+            if late:
                 db.execute('DELETE FROM fact_claims WHERE unit_id = ?', (unit.id,))
-            late: set[tuple[str, str]] = set(touched)
             for claim in sorted(claims, key=lambda c: c.stamp):
                 pair = (claim.key, claim.attribute)
                 newest = db.execute('SELECT MAX(stamp) FROM fact_claims WHERE entity = ? AND attribute = ?',
                                     pair).fetchone()[0]
                 self._insert_claim(db, claim)
                 if pair in late or (newest is not None and claim.stamp < newest):
-                    late.add(pair)
+                    late[pair] = min(claim.stamp, late.get(pair, claim.stamp))
                     continue
                 closed = self._extend(db, claim)
                 if closed and claim.attribute != POSITION:
                     superseded += closed
-            for key, attribute in late:
-                self._recompute(db, key, attribute)
+            for (key, attribute), since in late.items():
+                self._recompute(db, key, attribute, since=since)
             self.store.add_edges(Edge(unit.id, old, EdgeKind.SUPERSEDES, _SUPERSEDES_WEIGHT)
                                  for old in dict.fromkeys(superseded) if old != unit.id)
         return list(dict.fromkeys(u for u in superseded if u != unit.id))
@@ -96,16 +99,17 @@ class FactStore:
     def forget_units(self, unit_ids: Sequence[int]) -> None:
         """Rebuild the timelines the given (just deleted or about to be) units fed."""
         with self.store.atomic() as db:
-            pairs: set[tuple[str, str]] = set()
+            pairs: dict[tuple[str, str], float] = {}
             for start in range(0, len(unit_ids), 500):
                 chunk = list(unit_ids[start:start + 500])
-                pairs.update(db.execute(
-                    'SELECT entity, attribute FROM fact_claims WHERE unit_id IN '
-                    f'({",".join("?" * len(chunk))})', chunk).fetchall())
+                for k, a, stamp in db.execute(
+                        'SELECT entity, attribute, stamp FROM fact_claims WHERE unit_id IN '
+                        f'({",".join("?" * len(chunk))})', chunk):
+                    pairs[(k, a)] = min(stamp, pairs.get((k, a), stamp))
                 db.execute(f'DELETE FROM fact_claims WHERE unit_id IN ({",".join("?" * len(chunk))})',
                            chunk)
-            for key, attribute in pairs:
-                self._recompute(db, key, attribute)
+            for (key, attribute), since in pairs.items():
+                self._recompute(db, key, attribute, since=since)
 
     def rebuild(self) -> int:
         """Derive every fact again from the units (after a migration); returns the fact count."""
@@ -169,11 +173,29 @@ class FactStore:
         db.execute('UPDATE fact_claims SET fact_id = ? WHERE entity = ? AND attribute = ? AND unit_id = ? '
                    'AND stamp = ?', (fid, claim.key, claim.attribute, claim.unit_id, claim.stamp))
 
-    def _recompute(self, db: sqlite3.Connection, key: str, attribute: str) -> None:
-        """Rebuild one timeline from its claims (late claims, deletions, rebuilds)."""
-        claims = self._claims(db, 'entity = ? AND attribute = ?', (key, attribute))
-        db.execute('DELETE FROM facts WHERE entity = ? AND attribute = ?', (key, attribute))
+    def _recompute(self, db: sqlite3.Connection, key: str, attribute: str, *,
+                   since: float | None = None) -> None:
+        """Rebuild one timeline from its claims, all of it or from where ``since`` falls.
+
+        From ``since``, the regrouping starts at the fact before the one holding at
+        ``since``: its first claim is untouched, so the facts kept before it still end
+        where the regrouped ones begin, and a late claim costs the facts after it only.
+        """
+        start = -math.inf
+        if since is not None:
+            rows = db.execute('SELECT valid_from FROM facts WHERE entity = ? AND attribute = ? AND '
+                              'valid_from <= ? ORDER BY valid_from DESC LIMIT 2',
+                              (key, attribute, since)).fetchall()
+            start = rows[-1][0] if rows else -math.inf
+        claims = self._claims(db, 'entity = ? AND attribute = ? AND stamp >= ?', (key, attribute, start))
+        db.execute('DELETE FROM facts WHERE entity = ? AND attribute = ? AND valid_from >= ?',
+                   (key, attribute, start))
         groups = runs(claims)
+        before = db.execute('SELECT id FROM facts WHERE entity = ? AND attribute = ? '
+                            'ORDER BY valid_from DESC LIMIT 1', (key, attribute)).fetchone()
+        if before is not None:
+            db.execute('UPDATE facts SET valid_until = ? WHERE id = ?',
+                       (groups[0][0].stamp if groups else None, before[0]))
         for i, group in enumerate(groups):
             fid = self._insert_fact(db, key, fact_of(group, groups[i + 1][0].stamp if i + 1 < len(groups)
                                                      else None))

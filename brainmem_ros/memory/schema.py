@@ -100,8 +100,8 @@ END;
 # Version 2: facts are timelines per entity and attribute, derived from the claims each
 # unit makes (brainmem_ros.memory.fact_store), instead of one row per unit that closed
 # the unit itself. Observations are never invalidated any more: the units' valid_until
-# that version 1 set is cleared, and the facts are derived again from the units when
-# the store is next opened (meta facts_rebuild), so nothing a unit said is lost.
+# that version 1 set is cleared, and the facts of a store that has units are derived again
+# from them when it is next opened (meta facts_rebuild), so nothing a unit said is lost.
 SCHEMA_V2_FACTS = """
 DROP INDEX IF EXISTS facts_open;
 DROP TABLE facts;
@@ -138,7 +138,7 @@ CREATE TABLE fact_claims (
 CREATE INDEX fact_claims_unit ON fact_claims(unit_id);
 CREATE INDEX fact_claims_fact ON fact_claims(fact_id);
 UPDATE units SET valid_until = NULL WHERE valid_until IS NOT NULL;
-INSERT INTO meta(key, value) VALUES ('facts_rebuild', '1')
+INSERT INTO meta(key, value) SELECT 'facts_rebuild', '1' WHERE EXISTS (SELECT 1 FROM units)
   ON CONFLICT(key) DO UPDATE SET value = excluded.value;
 """
 
