@@ -2,6 +2,7 @@
 #   make demo   set everything up, then run the household demo on a fresh store
 #   make test   set everything up, then ruff + mypy + pytest
 #   make bench  benchmarks (not in CI); results under docs/
+#   make shell  a shell with the ROS environment of .venv (or: . ./env.sh)
 # Every step is stamped, so a second run only redoes what changed.
 
 PYTHON ?= python3
@@ -43,6 +44,16 @@ $(STAMPS)/build: $(STAMPS)/requirements $(PKG_SOURCES)
 		|| (tail -40 $(BUILD).log; exit 1)
 	touch $@
 
+# `brainmem` and `brainmem_node` on the venv's PATH, and the installed lib/brainmem_ros
+# scripts (`ros2 run`) bound to the venv's interpreter: both work without activating it.
+$(STAMPS)/bin: $(STAMPS)/build scripts/brainmem scripts/brainmem_node
+	for cmd in brainmem brainmem_node; do \
+		{ echo '#!$(CURDIR)/$(PY)'; tail -n +2 scripts/$$cmd; } > $(VENV)/bin/$$cmd; \
+		chmod 755 $(VENV)/bin/$$cmd; \
+		cp $(VENV)/bin/$$cmd $(VENV)/lib/brainmem_ros/$$cmd; \
+	done
+	touch $@
+
 $(STAMPS)/models: $(STAMPS)/build
 	$(PY) -m brainmem_ros.encoders.models
 	touch $@
@@ -69,6 +80,10 @@ bench: setup
 # Extraction quality per style on test/data/extraction_dev.jsonl; rewrites docs/extraction.md.
 eval-extraction: setup
 	$(PY) -m bench.eval_extraction $(EVAL_ARGS)
+
+shell: setup
+	@echo 'brainmem shell: ROS 2 Jazzy from $(VENV); exit to leave'
+	@. ./env.sh && exec "$${SHELL:-/bin/bash}" -i
 
 reliability: setup
 	$(PY) -m pytest -m reliability_long -s -q

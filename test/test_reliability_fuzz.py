@@ -161,9 +161,15 @@ def valid_observation(draw: st.DrawFn) -> Observation:
     obs = Observation(text=draw(clean_text), source=draw(st.sampled_from(['', 'camera', 'fuzz'])),
                       episode_id=draw(st.sampled_from(['', 'ep-1', 'kitchen'])),
                       type=draw(st.sampled_from([*UNIT_TYPES[:4], ''])))
-    obs.header.stamp = Time(sec=draw(st.integers(0, 2**31 - 1)), nanosec=draw(st.integers(0, 999_999_999)))
+    # Zero ("now") or within the node's accepted window: up to 10 years old, not ahead.
+    now = int(time.time())
+    obs.header.stamp = draw(st.one_of(st.just(Time()), st.builds(
+        Time, sec=st.integers(now - 9 * 365 * 86400, now - 1), nanosec=st.integers(0, 999_999_999))))
     obs.has_pose = draw(st.booleans())
     pose_fields(obs.pose, draw(st.lists(finite, min_size=7, max_size=7)))
+    if math.sqrt(sum(c * c for c in (obs.pose.orientation.x, obs.pose.orientation.y,
+                                     obs.pose.orientation.z, obs.pose.orientation.w))) < 1e-3:
+        obs.pose.orientation.w = 1.0  # a zero quaternion is refused (no rotation is w=1)
     obs.entities = draw(st.lists(clean_text, max_size=3))
     obs.actions = draw(st.lists(clean_text, max_size=3))
     obs.has_importance, obs.importance = draw(st.booleans()), draw(st.floats(1, 10, width=32))
@@ -232,8 +238,9 @@ def check_retrieve(node: Served, req: Retrieve.Request, *, must_succeed: bool) -
         req.since.sec + req.since.nanosec * 1e-9 > req.until.sec + req.until.nanosec * 1e-9
     texts = [as_sent(t) for t in (req.query, req.goal, req.current_state)]
     p, o = req.pose.pose.position, req.pose.pose.orientation
-    pose_ok = not req.use_pose or all(math.isfinite(v) for v in (p.x, p.y, p.z, o.x, o.y, o.z, o.w,
-                                                                  req.radius))
+    pose_ok = not req.use_pose or (all(math.isfinite(v) for v in (p.x, p.y, p.z, o.x, o.y, o.z, o.w,
+                                                                   req.radius))
+                                   and max(abs(p.x), abs(p.y), abs(p.z)) <= 1e6)
     # The node checks the pose first, then the texts; when those pass, the first
     # bad field must be named.
     if not pose_ok:
@@ -390,8 +397,13 @@ def fuzz_context(node: Served, n: int) -> None:
     def set_context(episode: str, goal: str, clear: bool) -> None:
         resp = node.call(SetContext, 'set_context', SetContext.Request(episode_id=episode, goal=goal,
                                                                        clear_goal=clear))
+        # Checked in UTF-8 bytes as Store (episode) and Retrieve (goal) check them.
+        fits = len(as_sent(episode).encode()) <= 256 and (clear or len(as_sent(goal).encode()) <= MAX_TEXT)
+        if not fits:
+            assert not resp.success and 'bytes' in resp.message, resp.message
+            return
         assert resp.success, resp.message
-        assert len(resp.episode_id) <= 256 and len(resp.goal) <= 4096
+        assert len(resp.episode_id.encode()) <= 256 and len(resp.goal.encode()) <= MAX_TEXT
         if clear:
             assert resp.goal == ''
         node.goal = resp.goal

@@ -77,12 +77,16 @@ def stamp_seconds(t: Time, *, now: float, policy: StampPolicy, name: str = 'head
     return seconds
 
 
-def pose_from_msg(pose: PoseMsg, frame: str) -> Pose:
+def pose_from_msg(pose: PoseMsg, frame: str, *, orientation: bool = True) -> Pose:
     """Domain pose; NaN/inf, far-out coordinates and a zero quaternion are refused.
 
-    A non-unit quaternion is normalised (a rotation, whatever its scale).
+    A non-unit quaternion is normalised (a rotation, whatever its scale). With
+    ``orientation=False`` (a place to search around) the rotation is ignored.
     """
     p, o = pose.position, pose.orientation
+    if not orientation:
+        Pose(p.x, p.y, p.z, o.x, o.y, o.z, o.w)  # NaN/inf still named
+        o = PoseMsg().orientation
     for axis, value in (('x', p.x), ('y', p.y), ('z', p.z)):
         if math.isfinite(value) and abs(value) > MAX_COORDINATE_M:
             msg = f'pose.{axis}={value:g} is beyond {MAX_COORDINATE_M:g} m from the frame origin'

@@ -445,7 +445,8 @@ class BrainMemNode(LifecycleNode):
         def run(mem: BrainMem, resp: Retrieve.Response) -> None:
             near = radius = None
             if request.use_pose:
-                near = convert.pose_from_msg(request.pose.pose, request.pose.header.frame_id)
+                near = convert.pose_from_msg(request.pose.pose, request.pose.header.frame_id,
+                                             orientation=False)
                 radius = convert.check_finite('radius', request.radius)
             results = mem.retrieve(
                 request.query, goal=request.goal or self.goal, state=request.current_state,
