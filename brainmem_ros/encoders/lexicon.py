@@ -57,6 +57,19 @@ def stopwords() -> frozenset[str]:
 
 
 @functools.cache
+def units() -> frozenset[str]:
+    """Units of measurement: the ``units`` section of ``stopwords.txt`` ("3 m" is no identifier)."""
+    section = ''
+    found: set[str] = set()
+    for line in (DATA_DIR / 'stopwords.txt').read_text(encoding='utf-8').splitlines():
+        if line.startswith('# --'):
+            section = line[4:].strip()
+        elif section == 'units' and line.strip() and not line.startswith('#'):
+            found.add(line.strip())
+    return frozenset(found)
+
+
+@functools.cache
 def self_parts() -> frozenset[str]:
     """The default self-vocabulary: the robot and its parts."""
     return frozenset(_lines('self_parts.txt'))

@@ -26,6 +26,7 @@ from brainmem_ros.encoders.lexicon import (
     self_parts,
     state_words,
     stopwords,
+    units,
 )
 from brainmem_ros.errors import ModelError
 from brainmem_ros.memory.types import Entity, Extraction, Outcome, StateChange, normalise_name
@@ -51,6 +52,7 @@ _NOT_HAPPENED = frozenset({'without', 'no', 'never', 'almost', 'nearly', 'barely
 _ABILITY = frozenset({'can', 'could', 'cannot', 'unable'})
 _ARRIVALS = frozenset({'goal', 'destination', 'target', 'waypoint'})
 _POWER = frozenset({'on', 'off'})
+_CONDITIONS = frozenset({'before', 'until', 'till', 'if', 'unless', 'when', 'once', 'whenever'})
 
 
 _PIPELINES: dict[str, tuple[Language, threading.Lock]] = {}
@@ -105,6 +107,10 @@ class SpacyExtractor:
         lookups = self._nlp.get_pipe('lemmatizer').lookups  # type: ignore[attr-defined]
         self._verbs = frozenset(lookups.get_table('lemma_index')['verb'])
         self._irregular: dict[str, list[str]] = dict(lookups.get_table('lemma_exc')['verb'])
+        self._nouns = frozenset(lookups.get_table('lemma_index')['noun'])
+        # Words that are nouns and never adjectives: "aquarium" before "temperature" is a
+        # noun even when the small tagger calls it an adjective.
+        self._nouns_only = self._nouns - frozenset(lookups.get_table('lemma_index')['adj'])
         self._self = (frozenset(normalise_name(w) for w in self_vocabulary)
                       if self_vocabulary is not None else self_parts())
         self._docs: LruCache[str, Doc] = LruCache(cache_size)
@@ -136,13 +142,18 @@ class SpacyExtractor:
         lemmatizer: Any = self._nlp.get_pipe('lemmatizer')
         from spacy.tokens import Doc as _Doc
 
+
         doc = _Doc(self._nlp.vocab, words=words, pos=['NOUN'] * len(words))
         with self._lock:
-            return ' '.join((lemmatizer.rule_lemmatize(t) or [t.text])[0].lower() for t in doc)
+            lemmas = [(lemmatizer.rule_lemmatize(t) or [t.text])[0].lower() for t in doc]
+        # "glass" is a noun already, not the plural of an unknown "glas".
+        return ' '.join(lemma if lemma in self._nouns or word not in self._nouns else word
+                        for word, lemma in zip(words, lemmas, strict=True))
 
     def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
         """Entities, actions, state changes and outcome stated in ``text``."""
-        return _Reading(self.parse(text), self._verbs, self._self, self._irregular).extraction(known_entities)
+        return _Reading(self.parse(text), self._verbs, self._self, self._irregular,
+                        self._nouns, self._nouns_only).extraction(known_entities)
 
     def extract_many(self, texts: Sequence[str]) -> list[Extraction]:
         """``extract`` of each text, parsed as one batch."""
@@ -154,8 +165,10 @@ class _Reading:
     """One parse read once: which tokens name things, which are actions, the outcome."""
 
     def __init__(self, doc: Doc, verbs: frozenset[str], self_vocab: frozenset[str],
-                 irregular: dict[str, list[str]]) -> None:
+                 irregular: dict[str, list[str]], nouns: frozenset[str] = frozenset(),
+                 nouns_only: frozenset[str] = frozenset()) -> None:
         self.doc = doc
+        self.nouns = nouns
         self.verbs = verbs
         self.irregular = irregular
         self.self_vocab = self_vocab
@@ -163,6 +176,10 @@ class _Reading:
         self.states = state_words()
         self.skip = _log_prefix(doc)
         self.as_verb, self.as_noun = _repairs(doc, verbs, irregular, state_words())
+        for tok in doc:
+            if (tok.pos_ == 'ADJ' and tok.dep_ == 'amod' and tok.lower_ in nouns_only
+                    and tok.head.i == tok.i + 1 and self._abstract(tok.head)):
+                self.as_noun.add(tok.i)  # "the aquarium temperature"
         self.camel_actions: dict[int, str] = {}
         for tok in doc:
             if tok.i not in self.skip and _CAMEL.match(tok.text):
@@ -182,7 +199,7 @@ class _Reading:
             while start > 0 and self._keeps_left(self.doc[start - 1], tok):
                 start -= 1
             end = tok.i + 1
-            if end < len(self.doc) and _is_code(self.doc, end):
+            if end < len(self.doc) and _is_code(self.doc, end, self.as_noun):
                 end += 1
             spans.append((start, end, tok.i))
         return spans
@@ -192,20 +209,32 @@ class _Reading:
             return not self._is_self(tok.text.lower()) and not self._snake_action(tok)
         if not self._nominal(tok) or tok.i in self.as_verb:
             return False
-        if tok.dep_ == 'compound' and tok.head.i > tok.i and tok.head.pos_ in _NOMINAL | {'NUM'}:
-            return False  # part of the noun after it
         nxt = tok.nbor(1) if tok.i + 1 < len(self.doc) else None
-        if nxt is not None and self._nominal(nxt) and nxt.i not in self.as_verb \
+        if nxt is not None and self._abstract(nxt) and not (
+                nxt.i + 1 < len(self.doc) and self._nominal(nxt.nbor(1))):
+            pass  # "fridge temperature": a measure of the fridge, which is the thing
+        elif tok.dep_ == 'compound' and tok.head.i > tok.i and tok.head.pos_ in _NOMINAL | {'NUM'}:
+            return False  # part of the noun after it
+        elif nxt is not None and self._nominal(nxt) and nxt.i not in self.as_verb \
                 and not nxt.text.isupper() and nxt.i not in self.camel_actions:
             return False  # "coat stand" even when the parser attaches them apart
         if tok.text.isupper() and len(tok.text) > 1 and tok.dep_ != 'compound':
             return False  # a bare acronym names software (AMCL, YOLO), not a thing
-        if _is_code(self.doc, tok.i) and tok.i > 0 and self._keeps_left(self.doc[tok.i - 1], tok):
+        if (_is_code(self.doc, tok.i, self.as_noun) and tok.i > 0
+                and self._keeps_left(self.doc[tok.i - 1], tok)):
             return True  # "corridor B": the code is the head
         word = tok.lower_.rstrip('.')
         if word in self.stop or tok.lemma_.lower() in self.stop or not any(c.isalpha() for c in word):
             return False
+        if '=' in word or (word in self.states and any(c.dep_ == 'nsubj' for c in tok.children)):
+            return False  # "y=-3.1": a reading; "freezer door ajar": a state of the door
         return not self._gerund_action(tok) and not self._skill_action(tok)
+
+    def _abstract(self, tok: Token) -> bool:
+        """A noun for a measure, state or activity of a thing, not a thing ("temperature")."""
+        return (self._nominal(tok) and not _is_code(self.doc, tok.i, self.as_noun)
+                and (tok.lower_ in self.stop or tok.lemma_.lower() in self.stop)
+                and tok.lower_ not in units())
 
     def _nominal(self, tok: Token) -> bool:
         return (tok.pos_ in _NOMINAL or tok.i in self.as_noun) and tok.i not in self.as_verb
@@ -267,7 +296,9 @@ class _Reading:
 
     def _word(self, tok: Token, is_head: bool) -> str:
         if is_head and tok.tag_ in {'NNS', 'NNPS'}:
-            return tok.lemma_.lower()
+            lemma = tok.lemma_.lower()
+            # "thermos" is a noun, not the plural of an unknown "thermo"
+            return tok.lower_ if lemma not in self.nouns and tok.lower_ in self.nouns else lemma
         return tok.lower_
 
     # -- actions ------------------------------------------------------------------
@@ -291,16 +322,21 @@ class _Reading:
             return gerund
         if tok.i in self.as_verb:
             return _verb_base(tok.lower_, self.verbs, self.irregular)
+        if self._postposed_participle(tok):
+            return _verb_base(tok.lower_, self.verbs, self.irregular)
         if tok.pos_ != 'VERB' or tok.i in self.as_noun:
             return ''
         lemma = tok.lemma_.lower()
         if lemma not in self.verbs:
-            lemma = _verb_base(tok.lower_, self.verbs, self.irregular) or lemma
+            lemma = _verb_base(tok.lower_, self.verbs, self.irregular) or _undouble(lemma)
         if lemma in never or not lemma.isalpha():
             return ''
         if lemma in aspect and any(c.dep_ in {'xcomp', 'ccomp'} and c.pos_ in {'VERB', 'AUX'}
                                    for c in tok.children):
             return ''
+        if lemma in aspect and any(c.dep_ in {'nsubj', 'nsubjpass'} and self._gerund_action(c)
+                                   for c in tok.children):
+            return ''  # "docking started": the action is the docking
         if tok.dep_ in {'amod', 'compound'}:
             return ''  # "a chipped cup", "the drying rack"
         if tok.tag_ == 'VBN':
@@ -309,9 +345,16 @@ class _Reading:
             if _present_copula(tok):
                 return ''  # "the cabinet is locked": a state
         if tok.tag_ in {'VBN', 'VBD'} and tok.lower_ in self.states and not any(
-                c.dep_ in {'dobj', 'obj'} for c in tok.children):
+                c.dep_ in {'dobj', 'obj', 'agent'} for c in tok.children):
             return ''  # "window closed", "door open"
         return lemma
+
+    def _postposed_participle(self, tok: Token) -> bool:
+        """"Lidar disconnected at 14:02": an -ed form after its noun, tagged as an adjective,
+        is the predicate of a telegraphic clause (a state word stays a state)."""
+        return (tok.pos_ == 'ADJ' and tok.dep_ == 'amod' and tok.head.i < tok.i
+                and tok.lower_.endswith('ed') and tok.lower_ not in self.states
+                and bool(_verb_base(tok.lower_, self.verbs, self.irregular)))
 
     def _gerund_action(self, tok: Token) -> str:
         """"Docking failed", "path following": an -ing noun naming an activity."""
@@ -363,6 +406,8 @@ class _Reading:
         tried = False
         for tok in self.doc:
             lemma, word = tok.lemma_.lower(), tok.lower_
+            if self._postposed_participle(tok):
+                lemma = _verb_base(word, self.verbs, self.irregular)
             if lemma in {'try', 'attempt'} and tok.pos_ == 'VERB':
                 tried = True
             if tried and word == 'but' and tok.dep_ == 'cc':
@@ -381,7 +426,7 @@ class _Reading:
                     if negated and not _imperative(tok):
                         yield tok.i, cue.outcome, cue.valence
                     continue
-                if negated or not self._counts_as_cue(tok, cue):
+                if negated or (not cue.particle and not self._counts_as_cue(tok, cue)):
                     continue
                 yield tok.i, cue.outcome, cue.valence
             if (tok.pos_ in {'VERB', 'AUX'} and self._negated(tok) and not _imperative(tok)
@@ -409,8 +454,12 @@ class _Reading:
         return True
 
     def _arrived(self, tok: Token) -> bool:
-        if tok.pos_ != 'VERB':
-            return False
+        if tok.pos_ != 'VERB' or _conditional(tok):
+            return False  # "before the guests arrive": not an arrival that happened
+        if (tok.lemma_.lower() == 'arrive' or any(c.dep_ == 'dobj' for c in tok.children)) and any(
+                c.dep_ == 'nsubj' and c.pos_ in _NOMINAL and not self._is_other_self(c.lower_, c.i, c.i)
+                for c in tok.children):
+            return False  # someone else arrived ("the guests arrive"); "goal reached" is ours
         places = [c for c in tok.children if c.dep_ in {'dobj', 'nsubj', 'nsubjpass'}]
         places += [g for c in tok.children if c.dep_ == 'prep' and c.lower_ in {'at', 'in'}
                    for g in c.children if g.dep_ == 'pobj']
@@ -494,7 +543,7 @@ def _log_prefix(doc: Doc) -> set[int]:
     return set()
 
 
-def _is_code(doc: Doc, i: int) -> bool:
+def _is_code(doc: Doc, i: int, as_noun: set[int] | frozenset[int] = frozenset()) -> bool:
     """An identifier after a noun ("floor 3", "shelf B2"), not a quantity ("87 %", "3 m")."""
     tok = doc[i]
     if not _CODE.match(tok.text):
@@ -502,10 +551,10 @@ def _is_code(doc: Doc, i: int) -> bool:
     if i + 1 < len(doc):
         nxt = doc[i + 1]
         unit = nxt.lower_.rstrip('.')
-        if nxt.text in {'%', 'x'} or (unit.isalpha() and unit in stopwords() and len(unit) <= 3
-                                      and nxt.lower_ not in {'and', 'or', 'of', 'to', 'in', 'on', 'at'}):
+        if nxt.text in {'%', 'x'} or unit in units():
             return False
-    return i > 0 and doc[i - 1].pos_ in _NOMINAL | {'ADJ'} and not doc[i - 1].is_punct
+    prev = doc[i - 1] if i > 0 else None
+    return prev is not None and (prev.pos_ in _NOMINAL | {'ADJ'} or prev.i in as_noun) and not prev.is_punct
 
 
 def _repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
@@ -560,9 +609,23 @@ def _verb_base(word: str, verbs: frozenset[str], irregular: dict[str, list[str]]
     return ''
 
 
+def _undouble(lemma: str) -> str:
+    """A lemma the lemmatizer left with a doubled consonant ("replanne" of "replanning")."""
+    if lemma.endswith('e') and len(lemma) > 4 and lemma[-2] == lemma[-3] and lemma[-2] not in 'aeioulsz':
+        return lemma[:-2]
+    if len(lemma) > 4 and lemma[-1] == lemma[-2] and lemma[-1] not in 'aeioulsz':
+        return lemma[:-1]
+    return lemma
+
+
 def _present_copula(tok: Token) -> bool:
     return any(c.dep_ in {'auxpass', 'aux'} and c.lower_ in {'is', 'are', "'s", "'re", 'am'}
                for c in tok.children)
+
+
+def _conditional(tok: Token) -> bool:
+    """A clause that says when or if, not what happened ("before the guests arrive")."""
+    return tok.dep_ == 'advcl' and any(c.dep_ == 'mark' and c.lower_ in _CONDITIONS for c in tok.children)
 
 
 def _imperative(tok: Token) -> bool:
