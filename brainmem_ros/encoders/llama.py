@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from brainmem_ros.encoders import prompts
-from brainmem_ros.encoders.base import Insight, Relation
+from brainmem_ros.encoders.base import Extractor, Insight, Relation
+from brainmem_ros.encoders.bounds import bound_ratings
 from brainmem_ros.encoders.cache import LruCache
 from brainmem_ros.encoders.candidates import Candidates, find_candidates
 from brainmem_ros.encoders.grounding import (
@@ -102,13 +103,16 @@ class LlamaExtractor:
     ``chat`` (or ``LlamaReasoner(extractor)``) shares one loaded model;
     ``loader`` replaces the llama.cpp loader (tests). ``cache_size`` identical texts are answered from
     memory. ``max_text_chars`` bounds what the model reads (rules read it all).
+    ``ratings_from`` reads the outcome, importance and valence the text supports, which
+    bound the model's ratings (default: the spaCy parser, :mod:`brainmem_ros.encoders.bounds`).
     """
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 1024, n_threads: int = 2,
                  timeout_s: float = 20.0, max_tokens: int = 256,
                  rules: RuleExtractor | None = None, cache_size: int = 128,
                  max_text_chars: int = 1000, chat: LlamaChat | None = None,
-                 loader: Callable[[], ChatBackend] | None = None) -> None:
+                 loader: Callable[[], ChatBackend] | None = None,
+                 ratings_from: Extractor | None = None) -> None:
         if max_tokens < 16 or max_text_chars < 1:
             msg = (f'invalid extractor options: max_tokens={max_tokens} (>= 16), '
                    f'max_text_chars={max_text_chars} (>= 1)')
@@ -116,6 +120,7 @@ class LlamaExtractor:
         self.chat = chat or LlamaChat(model_path, n_ctx=n_ctx, n_threads=n_threads,
                                       timeout_s=timeout_s, loader=loader)
         self._rules = rules or RuleExtractor()
+        self._ratings_from = ratings_from
         self._max_tokens = max_tokens
         self._max_text_chars = max_text_chars
         self._cache: LruCache[tuple[str, tuple[str, ...]], Extraction] = LruCache(cache_size)
@@ -136,13 +141,18 @@ class LlamaExtractor:
         payload = self.chat.complete_json(prompts.extract_prompt(clipped),
                                           extraction_schema(candidates),
                                           max_tokens=self._max_tokens)
-        result = _merge(base, payload, TextEvidence(text), known_entities)
+        if self._ratings_from is None:
+            from brainmem_ros.encoders.parsed import SpacyExtractor  # loads spaCy only when used
+
+            self._ratings_from = SpacyExtractor()
+        supported = self._ratings_from.extract(text, known_entities=known_entities)
+        result = _merge(base, payload, TextEvidence(text), known_entities, supported)
         self._cache.put(key, result)
         return result
 
 
 def _merge(base: Extraction, payload: Mapping[str, Any], evidence: TextEvidence,
-           known_entities: Sequence[str]) -> Extraction:
+           known_entities: Sequence[str], supported: Extraction | None = None) -> Extraction:
     entity_names = _strings(payload, 'entities', max_items=prompts.MAX_ENTITIES,
                             max_chars=prompts.MAX_NAME_CHARS)
     action_names = _strings(payload, 'actions', max_items=prompts.MAX_ACTIONS,
@@ -165,16 +175,18 @@ def _merge(base: Extraction, payload: Mapping[str, Any], evidence: TextEvidence,
                                    entities=all_entities)
     unparsable = sum(1 for c in parsed if c is None)
 
-    outcome, final_valence = base.outcome, base.valence
     llm_outcome = Outcome(outcome_name)
     # A 270M model says "success" with valence -2 for almost anything: an answer
     # whose outcome and valence contradict each other is discarded as a whole.
     consistent = (llm_outcome is Outcome.UNKNOWN
                   or (llm_outcome is Outcome.SUCCESS and valence > 0)
                   or (llm_outcome is Outcome.FAILURE and valence < 0))
-    if outcome is Outcome.UNKNOWN and consistent:
-        # A cue in the text (the rules) wins; the model only fills the gap.
-        outcome, final_valence = llm_outcome, valence
+    # The text is untrusted: the ratings stay within what its parse supports.
+    reading = supported or base
+    ratings = bound_ratings(reading, n_entities=len(all_entities), outcome=llm_outcome,
+                            importance=importance, valence=valence)
+    outcome = ratings.outcome
+    final_valence = reading.valence if reading.valence is not None or not consistent else ratings.valence
     known_changes = {(c.object, c.attribute) for c in base.state_changes}
     return Extraction(
         entities=all_entities,
@@ -183,7 +195,7 @@ def _merge(base: Extraction, payload: Mapping[str, Any], evidence: TextEvidence,
             c for c in changes.kept if (c.object, c.attribute) not in known_changes),
         outcome=outcome,
         valence=final_valence,
-        importance=importance,
+        importance=ratings.importance,
         dropped=base.dropped + entities.dropped + actions.dropped + changes.dropped + unparsable,
     )
 
