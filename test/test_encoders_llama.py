@@ -20,6 +20,7 @@ import pytest
 
 from brainmem_ros.encoders import bounds, prompts
 from brainmem_ros.encoders.candidates import Candidates
+from brainmem_ros.encoders.grounding import TextEvidence
 from brainmem_ros.encoders.llama import LlamaExtractor, LlamaReasoner, extraction_schema
 from brainmem_ros.encoders.llama_chat import LlamaChat
 from brainmem_ros.errors import ConfigError, ExtractionError, ModelError
@@ -365,3 +366,16 @@ def test_real_model_ignores_injected_entities(gemma: LlamaExtractor) -> None:
     assert {'mug', 'desk'} <= {e.name for e in result.entities}
     relation = LlamaReasoner(gemma).relate('The fridge door was left open.', 'The milk went sour.')
     assert 0.0 <= relation.confidence <= 1.0
+
+
+def test_malformed_lemmas_are_not_grounded() -> None:
+    text = 'Updated the floor map this morning and ran the dishwasher.'
+    fake = FakeLlama(_answer(entities=['morn', 'dishwasher', 'floor map'],
+                             actions=['morn', 'updat', 'update', 'ran', 'dishwash']))
+    result = _extractor(fake).extract(text)
+    assert {'morn', 'updat', 'ran', 'dishwash'}.isdisjoint(result.actions)
+    assert 'update' in result.actions
+    assert 'morn' not in {e.name for e in result.entities}
+    # Without the parser's words, the old suffix-stripping evidence took the malformed ones.
+    old = TextEvidence(text)
+    assert old.has_verb('morn') or old.has_verb('updat')

@@ -33,6 +33,18 @@ class Extractor(Protocol):
         ...
 
 
+class TextReader(Protocol):
+    """An extractor that also says which words and lemmas a text has (grounding)."""
+
+    def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
+        """Entities, actions, state changes and outcome stated in ``text``."""
+        ...
+
+    def words(self, text: str) -> frozenset[str]:
+        """Surface words and token lemmas of ``text``, lower case."""
+        ...
+
+
 @runtime_checkable
 class BatchExtractor(Protocol):
     """An extractor that parses a batch at once (spaCy's ``nlp.pipe``) before ``extract``."""

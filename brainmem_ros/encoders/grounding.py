@@ -3,7 +3,10 @@
 A small LLM copies prompt content and invents plausible objects. Everything it
 proposes passes through these filters: an entity must occur in the text as a
 contiguous phrase headed by a noun, an action must be the lemma of a verb in the
-text, a state change must name a grounded entity and a value found in the text.
+text, a state change must name a grounded entity and a value found in the text. Given
+the parser's words of the text, every word of a name and every action must also be a
+surface word or a token lemma of it: a model's malformed lemma ("morn", "updat") is no
+word of the text.
 """
 
 from __future__ import annotations
@@ -65,7 +68,9 @@ class Grounded(Generic[T]):
 class TextEvidence:
     """The words of one text, indexed for grounding checks."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, words: frozenset[str] | None = None) -> None:
+        #: Surface words and spaCy token lemmas of the text (None: not checked).
+        self.words = words
         tokens = tokenize(text)
         self._words: tuple[str, ...] = tuple(singular(t.low) for t in tokens if t.is_word)
         self._lows: frozenset[str] = frozenset(t.low for t in tokens if t.is_word)
@@ -93,6 +98,10 @@ class TextEvidence:
     def has_verb(self, lemma: str) -> bool:
         """True when some verb in the text has ``lemma`` as its base form."""
         return lemma in self._lemmas
+
+    def is_word(self, word: str) -> bool:
+        """True when ``word`` is a surface word or a token lemma of the text (or unchecked)."""
+        return self.words is None or word in self.words
 
     def has_value(self, value: str) -> bool:
         """True when every word of ``value`` is in the text (as a word or a verb's base)."""
@@ -152,6 +161,7 @@ def ground_entities(names: Iterable[str], evidence: TextEvidence, *,
         grounded = is_nominal(words) and evidence.has_phrase(words)
         if not grounded and name in known:
             grounded = evidence.has_word(words[-1])
+        grounded = grounded and all(evidence.is_word(w) for w in words)
         if not grounded:
             dropped += 1
             continue
@@ -174,7 +184,8 @@ def ground_actions(actions: Iterable[str], evidence: TextEvidence) -> Grounded[s
     dropped = 0
     for raw in actions:
         lemma = normalise_action(raw)
-        if not lemma or lemma in NON_ACTION_VERBS or not evidence.has_verb(lemma):
+        if (not lemma or lemma in NON_ACTION_VERBS or not evidence.has_verb(lemma)
+                or not evidence.is_word(lemma)):
             dropped += 1
             continue
         if lemma not in VERBS and lemma in NOUN_TYPES:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from brainmem_ros.encoders import prompts
-from brainmem_ros.encoders.base import Extractor, Insight, Relation
+from brainmem_ros.encoders.base import Insight, Relation, TextReader
 from brainmem_ros.encoders.bounds import bound_ratings
 from brainmem_ros.encoders.cache import LruCache
 from brainmem_ros.encoders.candidates import Candidates, find_candidates
@@ -104,7 +104,8 @@ class LlamaExtractor:
     ``loader`` replaces the llama.cpp loader (tests). ``cache_size`` identical texts are answered from
     memory. ``max_text_chars`` bounds what the model reads (rules read it all).
     ``ratings_from`` reads the outcome, importance and valence the text supports, which
-    bound the model's ratings (default: the spaCy parser, :mod:`brainmem_ros.encoders.bounds`).
+    bound the model's ratings (default: the spaCy parser, :mod:`brainmem_ros.encoders.bounds`),
+    and the words and lemmas every grounded item must be made of.
     """
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 1024, n_threads: int = 2,
@@ -112,7 +113,7 @@ class LlamaExtractor:
                  rules: RuleExtractor | None = None, cache_size: int = 128,
                  max_text_chars: int = 1000, chat: LlamaChat | None = None,
                  loader: Callable[[], ChatBackend] | None = None,
-                 ratings_from: Extractor | None = None) -> None:
+                 ratings_from: TextReader | None = None) -> None:
         if max_tokens < 16 or max_text_chars < 1:
             msg = (f'invalid extractor options: max_tokens={max_tokens} (>= 16), '
                    f'max_text_chars={max_text_chars} (>= 1)')
@@ -146,7 +147,8 @@ class LlamaExtractor:
 
             self._ratings_from = SpacyExtractor()
         supported = self._ratings_from.extract(text, known_entities=known_entities)
-        result = _merge(base, payload, TextEvidence(text), known_entities, supported)
+        evidence = TextEvidence(text, words=self._ratings_from.words(text))
+        result = _merge(base, payload, evidence, known_entities, supported)
         self._cache.put(key, result)
         return result
 

@@ -150,6 +150,17 @@ class SpacyExtractor:
         return ' '.join(lemma if lemma in self._nouns or word not in self._nouns else word
                         for word, lemma in zip(words, lemmas, strict=True))
 
+    def words(self, text: str) -> frozenset[str]:
+        """Every surface word of ``text`` (lower case) and every lemma spaCy gives its tokens,
+        with the verb base of forms the tagger missed ("unscrewed" -> unscrew)."""
+        found: set[str] = set()
+        for tok in self.parse(text):
+            found.update((tok.lower_, tok.lemma_.lower()))
+            base = _verb_base(tok.lower_, self._verbs, self._irregular)
+            if base:
+                found.add(base)
+        return frozenset(w for w in found if w.strip())
+
     def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
         """Entities, actions, state changes and outcome stated in ``text``."""
         return _Reading(self.parse(text), self._verbs, self._self, self._irregular,
