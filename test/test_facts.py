@@ -329,3 +329,47 @@ def test_default_extractor_feeds_the_same_facts(mem_factory: Any) -> None:
     assert mem.state_of('silver laptop', attribute='position')[0].pose == Pose(3.0, 1.0)
     assert mem.state_of('back door')[0].value == 'open'
     assert all(u.valid_until is None for u in mem.get([first.id, moved.id, late.id]))
+
+
+def test_any_arrival_order_gives_the_timeline_of_all_claims(tmp_path: Path) -> None:
+    """Claims told in shuffled order, some taken back: the facts equal a rebuild from scratch."""
+    import random
+
+    import numpy as np
+
+    from brainmem_ros.memory.fact_store import FactStore
+    from brainmem_ros.memory.facts import claims_of, timeline
+    from brainmem_ros.memory.store import SqliteStore
+    from brainmem_ros.memory.types import MemoryUnit, StateChange
+
+    rng = random.Random(7)
+    store = SqliteStore(tmp_path / 'claims.db')
+    facts = FactStore(store)
+    units: list[MemoryUnit] = []
+    for i in range(400):
+        thing = rng.choice(('mug', 'box', 'lamp'))
+        place = rng.choice(('desk', 'shelf', 'sink'))
+        before = rng.choice(('', '', 'shelf', 'desk'))
+        pose = Pose(rng.choice((0.0, 0.2, 3.0)), 1.0) if rng.random() < 0.5 else None
+        stamp = T0 + rng.randrange(0, 200) * 60.0
+        units.append(MemoryUnit(id=0, stamp=stamp, text=f'unit {i}', entities=(Entity(thing),),
+                                state_changes=(StateChange(thing, 'location', before, place),),
+                                pose=pose, last_access=stamp, valid_from=stamp))
+    vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    stored = [unit.__class__(**{**unit.__dict__, 'id': store.insert_unit(unit, vector)}) for unit in units]
+    rng.shuffle(stored)
+    for unit in stored:
+        facts.observe(unit)
+    gone = [u.id for u in stored[:40]]
+    facts.forget_units(gone)
+    with store.atomic() as db:
+        db.executemany('DELETE FROM units WHERE id = ?', [(i,) for i in gone])
+    kept = [u for u in stored if u.id not in set(gone)]
+    for thing in ('mug', 'box', 'lamp'):
+        for attribute in ('location', 'position'):
+            expected = timeline(c for u in kept for c in claims_of(u)
+                                if c.key == thing and c.attribute == attribute)
+            got = sorted(facts.facts_of([thing], attribute=attribute), key=lambda f: f.valid_from)
+            assert [(f.value, f.valid_from, f.valid_until, set(f.evidence)) for f in got] == [
+                (f.value, f.valid_from, f.valid_until, set(f.evidence)) for f in expected], (thing, attribute)
+    store.close()

@@ -84,7 +84,7 @@ class FactStore:
                 newest = db.execute('SELECT MAX(stamp) FROM fact_claims WHERE entity = ? AND attribute = ?',
                                     pair).fetchone()[0]
                 self._insert_claim(db, claim)
-                if pair in late or (newest is not None and claim.stamp < newest):
+                if pair in late or (newest is not None and claim.stamp <= newest):
                     late[pair] = min(claim.stamp, late.get(pair, claim.stamp))
                     continue
                 closed = self._extend(db, claim)
@@ -183,19 +183,32 @@ class FactStore:
         """
         start = -math.inf
         if since is not None:
-            rows = db.execute('SELECT valid_from FROM facts WHERE entity = ? AND attribute = ? AND '
-                              'valid_from <= ? ORDER BY valid_from DESC LIMIT 2',
-                              (key, attribute, since)).fetchall()
-            start = rows[-1][0] if rows else -math.inf
+            holding = db.execute('SELECT MAX(valid_from) FROM facts WHERE entity = ? AND attribute = ? '
+                                 'AND valid_from <= ?', (key, attribute, since)).fetchone()[0]
+            before = None if holding is None else db.execute(
+                'SELECT MAX(valid_from) FROM facts WHERE entity = ? AND attribute = ? AND valid_from < ?',
+                (key, attribute, holding)).fetchone()[0]
+            start = -math.inf if before is None else before
+            while start > -math.inf:
+                # A kept fact whose last claim shares the start's stamp would be cut in two.
+                row = db.execute('SELECT valid_from, last_seen FROM facts WHERE entity = ? AND attribute = ? '
+                                 'AND valid_from < ? ORDER BY valid_from DESC LIMIT 1',
+                                 (key, attribute, start)).fetchone()
+                if row is None or row[1] < start:
+                    break
+                start = row[0]
         claims = self._claims(db, 'entity = ? AND attribute = ? AND stamp >= ?', (key, attribute, start))
         db.execute('DELETE FROM facts WHERE entity = ? AND attribute = ? AND valid_from >= ?',
                    (key, attribute, start))
+        # Claims that end up in no fact (a dropped "from") must not keep a reused fact id.
+        db.execute('UPDATE fact_claims SET fact_id = NULL WHERE entity = ? AND attribute = ? AND stamp >= ?',
+                   (key, attribute, start))
         groups = runs(claims)
-        before = db.execute('SELECT id FROM facts WHERE entity = ? AND attribute = ? '
-                            'ORDER BY valid_from DESC LIMIT 1', (key, attribute)).fetchone()
-        if before is not None:
+        kept = db.execute('SELECT id FROM facts WHERE entity = ? AND attribute = ? '
+                          'ORDER BY valid_from DESC LIMIT 1', (key, attribute)).fetchone()
+        if kept is not None:
             db.execute('UPDATE facts SET valid_until = ? WHERE id = ?',
-                       (groups[0][0].stamp if groups else None, before[0]))
+                       (groups[0][0].stamp if groups else None, kept[0]))
         for i, group in enumerate(groups):
             fid = self._insert_fact(db, key, fact_of(group, groups[i + 1][0].stamp if i + 1 < len(groups)
                                                      else None))
