@@ -373,3 +373,22 @@ def test_any_arrival_order_gives_the_timeline_of_all_claims(tmp_path: Path) -> N
             assert [(f.value, f.valid_from, f.valid_until, set(f.evidence)) for f in got] == [
                 (f.value, f.valid_from, f.valid_until, set(f.evidence)) for f in expected], (thing, attribute)
     store.close()
+
+
+class _SilentExtractor:
+    """A fast path that finds nothing: every fact below comes from enrichment."""
+
+    def extract(self, text: str, *, known_entities: Any = ()) -> Any:
+        from brainmem_ros.memory.types import Extraction
+
+        return Extraction()
+
+
+def test_enrichment_adds_the_facts_it_finds(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory(extractor=_SilentExtractor(), llm_extractor=RuleExtractor())
+    first = mem.store('The garage door is open.', stamp=T0, pose=Pose(4.0, 4.0))
+    second = mem.store('Closed the garage door.', stamp=T0 + H)
+    assert mem.enrichment is not None and mem.enrichment.wait_idle(60.0)
+    assert [(f.value, f.evidence) for f in mem.state_of('garage door', attribute='state')] == [
+        ('closed', (second.id,)), ('open', (first.id,))]
+    assert mem.state_of('garage door', attribute='position')[0].pose == Pose(4.0, 4.0)

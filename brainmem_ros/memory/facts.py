@@ -113,8 +113,8 @@ class Fact:
 class FactLookup(Protocol):
     """Where :func:`fact_factors` reads facts (FactStore implements it)."""
 
-    def facts_about(self, names: Sequence[str]) -> list[Fact]:
-        """All facts (current and closed) of the entities that ``names`` match."""
+    def facts_about(self, names: Sequence[str], *, skip: Sequence[str] = ()) -> list[Fact]:
+        """All facts (current and closed) of the entities that ``names`` match, but ``skip``'s attributes."""
         ...
 
 
@@ -383,7 +383,7 @@ def fact_factors(facts: FactLookup | Sequence[Fact], unit_ids: Iterable[int],
     names = [n for n in query_entities if entity_key(n)]
     if not ids or not names:
         return factors
-    known = list(facts) if isinstance(facts, Sequence) else facts.facts_about(names)
+    known = list(facts) if isinstance(facts, Sequence) else facts.facts_about(names, skip=(POSITION,))
     wanted = set(ids)
     query_keys = {entity_key(n) for n in names}
     by_entity: dict[str, list[Fact]] = {}
