@@ -18,9 +18,9 @@ from brainmem_ros.encoders.grounding import (
     ground_entities,
     ground_state_changes,
 )
+from brainmem_ros.encoders.lexicon import NOUN_TYPES, VERB_FORMS, singular
 from brainmem_ros.encoders.rules import RuleExtractor, find_outcome
 from brainmem_ros.encoders.tokens import tokenize
-from brainmem_ros.encoders.vocabulary import NOUN_TYPES, VERB_FORMS, singular
 from brainmem_ros.errors import ConfigError
 from brainmem_ros.memory.types import Entity, Outcome, StateChange, normalise_name
 

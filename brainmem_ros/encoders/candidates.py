@@ -13,8 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from brainmem_ros.encoders.grounding import VERB_SLOTS, is_nominal
-from brainmem_ros.encoders.tokens import Token, is_boundary, tokenize
-from brainmem_ros.encoders.vocabulary import (
+from brainmem_ros.encoders.lexicon import (
     COMPOUND_MODIFIERS,
     COPULAS,
     DETERMINERS,
@@ -27,6 +26,7 @@ from brainmem_ros.encoders.vocabulary import (
     VERB_FORMS,
     singular,
 )
+from brainmem_ros.encoders.tokens import Token, is_boundary, tokenize
 
 MAX_PHRASE_WORDS = 3
 _STOP = DETERMINERS | PREPOSITIONS | NON_ACTION_VERBS | NEGATIONS | STATE_WORDS | frozenset({

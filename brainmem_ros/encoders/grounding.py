@@ -16,9 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from brainmem_ros.encoders.rule_entities import type_of
-from brainmem_ros.encoders.tokens import Token, tokenize, verb_lemmas
-from brainmem_ros.encoders.vocabulary import (
+from brainmem_ros.encoders.lexicon import (
     DETERMINERS,
     NON_ACTION_VERBS,
     NOT_ENTITIES,
@@ -29,6 +27,8 @@ from brainmem_ros.encoders.vocabulary import (
     VERBS,
     singular,
 )
+from brainmem_ros.encoders.rule_entities import type_of
+from brainmem_ros.encoders.tokens import Token, tokenize, verb_lemmas
 from brainmem_ros.memory.types import Entity, StateChange, normalise_name
 
 T = TypeVar('T')

@@ -28,9 +28,9 @@ from brainmem_ros.encoders.grounding import (
     ground_entities,
     ground_state_changes,
 )
+from brainmem_ros.encoders.lexicon import singular
 from brainmem_ros.encoders.llama_chat import ChatBackend, LlamaChat
 from brainmem_ros.encoders.rules import RuleExtractor
-from brainmem_ros.encoders.vocabulary import singular
 from brainmem_ros.errors import ConfigError, ExtractionError
 from brainmem_ros.memory.types import EdgeKind, Entity, Extraction, Outcome, StateChange
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from brainmem_ros.encoders.tokens import Token, is_boundary
-from brainmem_ros.encoders.vocabulary import (
+from brainmem_ros.encoders.lexicon import (
     COMPOUND_MODIFIERS,
     DETERMINERS,
     MODIFIERS,
@@ -25,6 +24,7 @@ from brainmem_ros.encoders.vocabulary import (
     VERB_FORMS,
     singular,
 )
+from brainmem_ros.encoders.tokens import Token, is_boundary
 from brainmem_ros.memory.types import normalise_name
 
 # A noun-verb homograph right after one of these is a verb ("I saw", "to water").

@@ -15,10 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from brainmem_ros.encoders.rule_entities import Lexicon, Span, find_entities, type_of
-from brainmem_ros.encoders.state_changes import find_state_changes
-from brainmem_ros.encoders.tokens import Token, tokenize
-from brainmem_ros.encoders.vocabulary import (
+from brainmem_ros.encoders.lexicon import (
     COPULAS,
     DETERMINERS,
     FAILURE_CUES,
@@ -29,6 +26,9 @@ from brainmem_ros.encoders.vocabulary import (
     VERB_FORMS,
     verb_forms,
 )
+from brainmem_ros.encoders.rule_entities import Lexicon, Span, find_entities, type_of
+from brainmem_ros.encoders.state_changes import find_state_changes
+from brainmem_ros.encoders.tokens import Token, tokenize
 from brainmem_ros.errors import ConfigError
 from brainmem_ros.memory.types import Entity, Extraction, Outcome, normalise_name
 

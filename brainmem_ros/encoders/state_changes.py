@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from brainmem_ros.encoders.rule_entities import Span
-from brainmem_ros.encoders.tokens import Token, is_boundary
-from brainmem_ros.encoders.vocabulary import (
+from brainmem_ros.encoders.lexicon import (
     DETERMINERS,
     LOCATION_PREPOSITIONS,
     NEGATIONS,
@@ -23,6 +21,8 @@ from brainmem_ros.encoders.vocabulary import (
     VERB_FORMS,
     VERB_RESULT_STATES,
 )
+from brainmem_ros.encoders.rule_entities import Span
+from brainmem_ros.encoders.tokens import Token, is_boundary
 from brainmem_ros.memory.types import StateChange
 
 _COPULA = frozenset({'is', 'are', 'was', 'were', "'s", "'re"})

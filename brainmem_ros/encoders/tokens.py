@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from brainmem_ros.encoders.vocabulary import NON_ACTION_VERBS, VERB_FORMS, singular
+from brainmem_ros.encoders.lexicon import NON_ACTION_VERBS, VERB_FORMS, singular
 
 _TOKEN = re.compile(r"[A-Za-z]+(?:[-'][A-Za-z]+)*'?|\d+(?:[.,]\d+)?%?|[.!?;:,()\"]")
 _SENTENCE_END = frozenset('.!?;:')
