@@ -505,6 +505,7 @@ class BrainMem:
                     self._index_changed(len(chunk_weak))
                 decayed += n
                 weak += chunk_weak
+                time.sleep(dynamics.CHUNK_PAUSE_S)
             with self._lock:
                 pruned, replayed = dynamics.finish_cycle(self.store_db, cycle, config=self.config.dynamics)
             if not cycle.resumed:
