@@ -392,3 +392,12 @@ def test_enrichment_adds_the_facts_it_finds(mem_factory: Any) -> None:
     assert [(f.value, f.evidence) for f in mem.state_of('garage door', attribute='state')] == [
         ('closed', (second.id,)), ('open', (first.id,))]
     assert mem.state_of('garage door', attribute='position')[0].pose == Pose(4.0, 4.0)
+
+
+def test_docstring_examples_of_the_fact_rules_run() -> None:
+    import doctest
+
+    from brainmem_ros.memory import facts
+
+    result = doctest.testmod(facts)
+    assert result.attempted >= 8 and result.failed == 0

@@ -178,7 +178,7 @@ def value_key(attribute: str, value: str) -> str:
 
 
 def format_pose(pose: Pose) -> str:
-    """A position value: coordinates (cm) and frame."""
+    """A position value: coordinates in metres (to the centimetre) and the frame."""
     return f'{pose.x:.2f} {pose.y:.2f} {pose.z:.2f} @ {pose.frame}'
 
 
@@ -225,6 +225,7 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
 
 
 _COPULAS = frozenset({'is', 'are', 'was', 'were', "'s", 'sits', 'stands', 'lies', 'hangs'})
+_NEGATIONS = frozenset({'not', 'never', 'no', 'nowhere'})
 _SPATIAL = frozenset({'on', 'in', 'at', 'against', 'under', 'beside', 'behind', 'inside', 'near',
                       'by', 'above', 'below', 'beneath', 'underneath', 'atop', 'onto', 'into'})
 
@@ -234,7 +235,15 @@ def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str,
 
     Parse-free and deliberately narrow: X and Y must both be entities the extractor
     found, in this order, with a form of *be* right after X and at most one word
-    (a participle: "leaning", "sitting", "still") between it and the preposition.
+    (a participle: "leaning", "sitting", "still"; never a negation) between it and the
+    preposition.
+
+    >>> fallback_locations('The blue umbrella is leaning against the coat rack.',
+    ...                    [Entity('blue umbrella'), Entity('coat rack')])
+    [('blue umbrella', 'coat rack')]
+    >>> fallback_locations('The blue umbrella is not in the hallway.',
+    ...                    [Entity('blue umbrella'), Entity('hallway')])
+    []
     """
     words = _WORD.findall(text.lower().replace('\u2019', "'"))
     spans = []
@@ -249,6 +258,8 @@ def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str,
         if k >= len(words) or words[k] not in _COPULAS:
             continue
         k += 1
+        if k < len(words) and words[k] in _NEGATIONS:
+            continue
         if k < len(words) and words[k] not in _SPATIAL:
             k += 1  # one participle or adverb
         if k >= len(words) or words[k] not in _SPATIAL:
