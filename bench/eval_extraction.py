@@ -34,9 +34,11 @@ from brainmem_ros.memory.types import Extraction, normalise_name
 REPO = Path(__file__).resolve().parent.parent
 LABELS = REPO / 'test' / 'data' / 'labelled_observations.jsonl'
 DEV = REPO / 'test' / 'data' / 'extraction_dev.jsonl'
+HOLDOUT = REPO / 'test' / 'data' / 'extraction_holdout.jsonl'
 STYLES = ('caption', 'navlog', 'manipulation', 'speech', 'detection', 'narration', 'state',
           'episode')
-SPLITS = (*STYLES, 'older set')
+HOLDOUT_STYLES = tuple(f'hold-out {s}' for s in STYLES)
+SPLITS = (*STYLES, 'hold-out', *HOLDOUT_STYLES, 'older set')
 GUIDELINE = '## Labelling guideline'
 _KEY: Callable[[str], str] = normalise_name
 
@@ -90,11 +92,11 @@ def _key(name: str) -> str:
 
 def _rows() -> list[dict[str, object]]:
     rows = []
-    for path, split in ((DEV, None), (LABELS, 'older set')):
+    for path, split in ((DEV, None), (HOLDOUT, 'hold-out'), (LABELS, 'older set')):
         for line in path.read_text(encoding='utf-8').splitlines():
             if line.strip():
                 row = json.loads(line)
-                row['split'] = split or row['style']
+                row['split'] = f'hold-out {row["style"]}' if split == 'hold-out' else split or row['style']
                 rows.append(row)
     return rows
 
@@ -107,7 +109,8 @@ def _evaluate(rows: Sequence[dict[str, object]],
         got, failed = extract(str(row['text']))
         elapsed = time.perf_counter() - start
         split = str(row['split'])
-        for name in (('dev set', split) if split in STYLES else (split,)):
+        for name in (('dev set', split) if split in STYLES else
+                     ('hold-out', split) if split in HOLDOUT_STYLES else (split,)):
             tallies[name].add(got, row)
             tallies[name].seconds.append(elapsed)
             tallies[name].failures += failed
@@ -199,7 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         'observations in eight styles, written and labelled from the guideline below before the '
         'parser extractor was built (rows `dev set` and one per style). `older set`: '
         '`test/data/labelled_observations.jsonl`, around which the rule word lists were written '
-        '(optimistic for `rules`).',
+        '(optimistic for `rules`). The parser\'s errors on the dev set were read to find error '
+        'classes (fixed with general rules of the parse, never aimed at its wording), so the dev '
+        'set is no longer blind for the parser. `hold-out`: `test/data/extraction_holdout.jsonl`, '
+        '48 observations (6 per style) written and labelled from the same guideline before any '
+        'extractor was run on them and before that error analysis; its errors were not read and '
+        'no rule was changed for it (6 per style: one error moves a style by 0.1 or more).',
         '',
         *table,
         '',
@@ -220,8 +228,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         '- The grammar only lets the model answer items from candidate phrases of the text.',
         '- Grounding checks every item again, and an action must be the lemma of a verb of the '
         'text.',
-        "- Not yet done: the LLM's importance, valence and outcome are not bounded by the "
-        'grounded text (issue 13, item 6); docs/security.md says so.',
+        '- Every word of a grounded entity and every action must be a surface word or a spaCy '
+        'token lemma of the text, so malformed lemmas (`morn`, `updat`) are dropped.',
+        "- The LLM's ratings are bounded by the parse (`brainmem_ros/encoders/bounds.py`): the "
+        "outcome stays the parser's, importance within 2 of the fast-path estimate, valence "
+        'with the sign of the outcome; docs/security.md says what is and is not protected.'
         '',
         guideline.rstrip(),
         '',

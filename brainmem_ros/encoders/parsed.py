@@ -192,6 +192,7 @@ class _Reading:
                     and tok.head.i == tok.i + 1 and self._abstract(tok.head)):
                 self.as_noun.add(tok.i)  # "the aquarium temperature"
         self.camel_actions: dict[int, str] = {}
+        self._spans: list[tuple[int, int, int]] | None = None
         for tok in doc:
             if tok.i not in self.skip and _CAMEL.match(tok.text):
                 first = _CAMEL_PART.findall(tok.text)[0].lower()
@@ -202,6 +203,11 @@ class _Reading:
 
     def entity_spans(self) -> list[tuple[int, int, int]]:
         """(start, end, head) token positions of each mention of a thing."""
+        if self._spans is None:
+            self._spans = self._entity_spans()
+        return self._spans
+
+    def _entity_spans(self) -> list[tuple[int, int, int]]:
         spans: list[tuple[int, int, int]] = []
         for tok in self.doc:
             if tok.i in self.skip or tok.i in self.camel_actions or not self._is_head(tok):
