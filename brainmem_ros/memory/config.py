@@ -52,25 +52,50 @@ def text(default: str, description: str) -> Any:
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    """Recall, spreading activation and rerank."""
+    """Recall, spreading activation and the final ranking (docs/retrieval.md explains it).
 
-    w_rel: float = opt(0.45, 0.0, 10.0, 'weight of relevance (query/goal similarity)')
-    w_rec: float = opt(0.15, 0.0, 10.0, 'weight of recency')
-    w_imp: float = opt(0.15, 0.0, 10.0, 'weight of importance')
-    w_act: float = opt(0.25, 0.0, 10.0, 'weight of spreading activation')
-    recency_lambda: float = opt(0.005, 0.0, 10.0, 'recency decay per hour since last access')
-    valence_bias: float = opt(0.15, 0.0, 1.0, 'score x (1 + bias * valence)')
-    recall_factor: int = opt(4, 1, 50, 'wide recall size = recall_factor x top_k')
-    rrf_k: float = opt(60.0, 1.0, 1000.0, 'reciprocal-rank-fusion constant')
-    seed_sharpness: float = opt(3.0, 0.5, 10.0, 'seed activation = (relevance / best relevance) ^ this')
+    Defaults were chosen on the LoCoMo development split by cross-validation over its
+    conversations (``python -m bench.eval_recall --tune``), not per dataset rule.
+    """
+
+    w_vector: float = opt(0.35, 0.0, 1.0, 'share of the vector (cosine) evidence in relevance')
+    w_lexical: float = opt(0.55, 0.0, 1.0, 'share of the lexical (BM25) evidence in relevance')
+    w_entity: float = opt(0.10, 0.0, 1.0, 'share of the entity-index evidence in relevance')
+    w_act: float = opt(0.40, 0.0, 2.0, 'weight of the activation linked memories pass on, in relevance')
+    vector_candidates: int = opt(100, 10, 5000, 'vector neighbours taken as candidates')
+    lexical_candidates: int = opt(100, 0, 5000, 'BM25 matches taken as candidates')
+    entity_candidates: int = opt(50, 0, 5000, 'units per query entity taken as candidates')
     hops: int = opt(2, 0, 4, 'spreading activation hops')
     hop_decay: float = opt(0.6, 0.0, 1.0, 'activation multiplier per hop')
     activation_threshold: float = opt(0.05, 0.0, 1.0, 'activation below this stops spreading')
     fanout: int = opt(12, 1, 200, 'edges followed per unit per hop (strongest first)')
     max_activated: int = opt(400, 10, 100000, 'cap on units reached by activation per query')
+    recency_lambda: float = opt(0.005, 0.0, 10.0, 'recency = exp(-lambda x hours since last access)')
+    prior_recency: float = opt(0.04, 0.0, 0.25, 'score x (1 + this x (2 recency - 1))')
+    prior_importance: float = opt(0.04, 0.0, 0.25, 'score x (1 + this x (importance / 5 - 1))')
+    prior_strength: float = opt(0.10, 0.0, 0.25, 'score x (1 + this x (strength - 1)); strength in [0, 2]')
+    prior_valence: float = opt(0.03, 0.0, 0.25, 'score x (1 + this x valence)')
+    superseded_factor: float = opt(0.8, 0.0, 1.0, 'score factor of memories stating a value no longer true')
+    filter_exact_limit: int = opt(4096, 0, 10**6, 'filtered queries matching at most this many units '
+                                  'compare the query with each of their vectors exactly')
+    filter_select_limit: int = opt(100000, 0, 10**7, 'up to this many matching units, the vector index '
+                                   'searches only them; beyond, it oversamples and filters')
     default_top_k: int = opt(10, 1, 1000, 'top_k when the request gives none')
     max_top_k: int = opt(100, 1, 10000, 'largest top_k a request may ask for')
-    superseded_factor: float = opt(0.5, 0.0, 1.0, 'score factor of facts superseded by newer ones')
+
+    def __post_init__(self) -> None:
+        priors = self.prior_recency + self.prior_importance + self.prior_strength + self.prior_valence
+        if priors > 0.5:
+            msg = (f'retrieval priors sum to {priors:.3g} (> 0.5): they are bounded modulations '
+                   'of relevance and must not be able to bury a clearly better match')
+            raise ConfigError(msg)
+        if self.w_vector + self.w_lexical + self.w_entity <= 0:
+            msg = 'retrieval.w_vector, w_lexical and w_entity are all 0: nothing would rank'
+            raise ConfigError(msg)
+        if self.default_top_k > self.max_top_k:
+            msg = (f'retrieval.default_top_k={self.default_top_k} is larger than '
+                   f'retrieval.max_top_k={self.max_top_k}')
+            raise ConfigError(msg)
 
 
 @dataclass(frozen=True)

@@ -65,10 +65,16 @@ def link_candidates(store: SqliteStore, index: VectorIndex, unit: MemoryUnit,
 
 
 class Activation(NamedTuple):
-    """How strongly a unit was activated and the path from its seed (a tuple: built per update)."""
+    """How strongly a unit was activated (a tuple: built per update).
+
+    ``level`` is what the unit spreads on (its own seed level or what reached it,
+    whichever is larger); ``received`` is the strongest activation other units passed to
+    it (0 for a seed nothing reached), and ``path`` the way that came, from its seed.
+    """
 
     level: float
     path: tuple[int, ...]
+    received: float = 0.0
 
 
 def spread(seeds: Mapping[int, float], neighbours: NeighbourFn, *, hops: int, decay: float,
@@ -84,7 +90,7 @@ def spread(seeds: Mapping[int, float], neighbours: NeighbourFn, *, hops: int, de
     >>> edges = {1: [Edge(1, 2, EdgeKind.ENTITY, 1.0)], 2: [Edge(1, 2, EdgeKind.ENTITY, 1.0)]}
     >>> spread({1: 1.0}, lambda ids: {i: edges.get(i, []) for i in ids},
     ...        hops=2, decay=0.5, threshold=0.1, max_activated=10)[2]
-    Activation(level=0.5, path=(1, 2))
+    Activation(level=0.5, path=(1, 2), received=0.5)
     """
     active = {uid: Activation(level, (uid,)) for uid, level in seeds.items()}
     frontier = [uid for uid, level in seeds.items() if level >= threshold]
@@ -94,7 +100,7 @@ def spread(seeds: Mapping[int, float], neighbours: NeighbourFn, *, hops: int, de
         edges = neighbours(frontier)
         updated: list[int] = []
         for uid in frontier:
-            source_level, path = active[uid]
+            source_level, path, _ = active[uid]
             passed = source_level * decay
             for src, dst, _, weight in edges.get(uid, ()):
                 other = dst if src == uid else src
@@ -105,9 +111,12 @@ def spread(seeds: Mapping[int, float], neighbours: NeighbourFn, *, hops: int, de
                 if current is None:
                     if len(active) >= max_activated:
                         continue
-                elif level <= current.level:
-                    continue
-                active[other] = Activation(level, (*path, other))
-                updated.append(other)
+                    active[other] = Activation(level, (*path, other), level)
+                    updated.append(other)
+                elif level > current.received:
+                    # A seed reached by a stronger neighbour spreads on at the larger level.
+                    active[other] = Activation(max(level, current.level), (*path, other), level)
+                    if level > current.level:
+                        updated.append(other)
         frontier = list(dict.fromkeys(updated))
     return active

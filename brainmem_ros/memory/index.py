@@ -72,6 +72,11 @@ class VectorIndex(Protocol):
         """
         ...
 
+    def search_within(self, queries: npt.NDArray[np.float32], k: int, ids: npt.NDArray[np.int64]
+                      ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Top-k (scores, ids) per query row among ``ids`` only (a filtered search)."""
+        ...
+
 
 @dataclass(frozen=True)
 class IndexPolicy:
@@ -174,6 +179,22 @@ class _FaissIndex:
                 scores, ids = self._index.search(q, k, params=params)
         return scores, ids
 
+    def search_within(self, queries: npt.NDArray[np.float32], k: int, ids: npt.NDArray[np.int64]
+                      ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Top-k (scores, ids) per query among ``ids`` only: FAISS skips every other vector."""
+        q = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self.dim)
+        selector = faiss.IDSelectorBatch(np.ascontiguousarray(ids, dtype=np.int64))
+        params = self._selector_params(selector)
+        with self._lock:
+            k = max(1, min(k, len(ids), max(1, int(self._index.ntotal))))
+            scores, found = self._index.search(q, k, params=params)
+        return scores, found
+
+    def _selector_params(self, selector: faiss.IDSelector) -> faiss.SearchParameters:
+        params = faiss.SearchParameters()
+        params.sel = selector
+        return params
+
     def _search_params(self, effort: float) -> faiss.SearchParameters | None:
         del effort  # exact search has nothing to scale
         return None
@@ -235,6 +256,13 @@ class IvfIndex(_FaissIndex):
     def nprobe(self, value: int) -> None:
         with self._lock:
             self._ivf.nprobe = int(max(1, min(value, self._ivf.nlist)))
+
+    def _selector_params(self, selector: faiss.IDSelector) -> faiss.SearchParameters:
+        # A filter can leave few vectors in the probed lists: scan four times as many.
+        params = faiss.SearchParametersIVF()
+        params.sel = selector
+        params.nprobe = min(self._ivf.nlist, 4 * self._ivf.nprobe)
+        return params
 
     def _search_params(self, effort: float) -> faiss.SearchParameters | None:
         if effort >= 1.0:

@@ -1,9 +1,22 @@
-"""Goal-directed retrieval: hybrid recall, filters, spreading activation, rerank."""
+"""Goal-directed retrieval: filtered hybrid recall, spreading activation, ranking.
+
+The ranking (docs/retrieval.md has the derivation and the measurements):
+
+- **evidence** of a candidate = ``w_vector * vector + w_lexical * lexical + w_entity * entity``
+  (shares normalised to 1), each part in [0, 1] relative to the best candidate of this
+  query, so that no list's raw scale (a cosine lives in 0.3-0.7, BM25 is unbounded)
+  decides alone;
+- **relevance** = evidence + ``w_act * activation``: what linked memories (the previous and
+  next moments of the same episode, shared entities, causes, ...) pass on by spreading
+  activation from the candidates' evidence;
+- **score** = relevance x prior, where the prior multiplies bounded terms for recency,
+  importance, learned strength, valence and facts no longer true. Their weights sum to
+  at most 0.5 (``RetrievalConfig``), so they reorder near-ties and lift a reinforced
+  memory, but cannot bury a match with clearly more evidence.
+"""
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -13,31 +26,29 @@ import numpy.typing as npt
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import RetrievalConfig
-from brainmem_ros.memory.graph import spread
+from brainmem_ros.memory.graph import Activation, spread
 from brainmem_ros.memory.index import VectorIndex
+from brainmem_ros.memory.lexicon import WORD, content_words, query_stopwords
 from brainmem_ros.memory.store import SqliteStore, UnitHead
 from brainmem_ros.memory.types import (
     Edge,
     Pose,
     ScoredMemory,
     ScoreParts,
+    UnitFilter,
     UnitType,
     normalise_name,
 )
 
-# Weight of each query part in relevance: the query says what to recall; the goal
-# and the current state colour it.
+# Weight of each query part in the vector evidence: the query says what to recall;
+# the goal and the current state colour it.
 _PART_WEIGHTS = (1.0, 0.85, 0.6)
-
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-_STOPWORDS = frozenset({
-    'a', 'an', 'the', 'and', 'or', 'of', 'to', 'in', 'on', 'at', 'by', 'for', 'with', 'from', 'is',
-    'are', 'was', 'were', 'be', 'been', 'it', 'its', 'this', 'that', 'these', 'those', 'i', 'me', 'my',
-    'we', 'our', 'you', 'your', 'he', 'she', 'they', 'them', 'what', 'where', 'when', 'which', 'who',
-    'how', 'why', 'do', 'does', 'did', 'can', 'could', 'should', 'would', 'will', 'shall', 'may',
-    'might', 'must', 'not', 'no', 'there', 'here', 'into', 'onto', 'over', 'under', 'up', 'down', 'out',
-    'off', 'again', 'then', 'than', 'so', 'very', 'just', 'also', 'have', 'has', 'had', 'get', 'got',
-})
+# An unfiltered vector search asks for this many more neighbours than it keeps:
+# derived units (reflections) and marginalized ones are dropped afterwards.
+_OVERSAMPLE = 1.25
+# Beyond ``filter_select_limit`` matching units, a filtered vector search asks the index
+# for this many times the candidates it needs and keeps those that pass.
+_BROAD_FILTER_OVERSAMPLE = 8
 
 
 @dataclass(frozen=True)
@@ -63,34 +74,47 @@ class Query:
         return [(t, w) for t, w in zip((self.query, self.goal, self.state), _PART_WEIGHTS, strict=True)
                 if t.strip()]
 
+    @property
+    def filter(self) -> UnitFilter:
+        """The filter the request's options make."""
+        return UnitFilter(episode_id=self.episode_id, types=self.types, since=self.since,
+                          until=self.until, as_of=self.as_of, near=self.near, radius=self.radius,
+                          include_marginalized=self.include_marginalized)
+
 
 def fts_expression(text: str) -> str:
-    """An FTS5 OR-query of the informative words of ``text`` (quoted: never FTS syntax)."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    terms = [w for w in dict.fromkeys(words) if (len(w) > 2 or w.isdigit()) and w not in _STOPWORDS]
+    """An FTS5 OR-query of the content words of ``text`` (quoted: never FTS syntax)."""
+    terms = [w for w in content_words(text) if len(w) > 2 or w.isdigit()]
     return ' OR '.join('"' + t.replace('"', '') + '"' for t in terms[:32])
 
 
 def entity_mentions(text: str, max_words: int = 3) -> list[str]:
     """Candidate entity keys in ``text``: its 1..3-word n-grams, normalised."""
-    words = [w.lower() for w in _WORD.findall(text)]
+    stop = query_stopwords()
+    words = [w.lower() for w in WORD.findall(text)]
     grams: list[str] = []
     for n in range(max_words, 0, -1):
         for i in range(len(words) - n + 1):
             gram = words[i:i + n]
-            if gram[0] in _STOPWORDS or gram[-1] in _STOPWORDS:
+            if gram[0] in stop or gram[-1] in stop:
                 continue
             grams.append(normalise_name(' '.join(gram)))
     return list(dict.fromkeys(g for g in grams if g))
 
 
-def rrf(rankings: Sequence[tuple[Sequence[int], float]], k: float) -> dict[int, float]:
-    """Reciprocal-rank fusion of weighted ranked lists."""
-    fused: dict[int, float] = {}
-    for ranking, weight in rankings:
-        for rank, uid in enumerate(ranking):
-            fused[uid] = fused.get(uid, 0.0) + weight / (k + rank + 1)
-    return fused
+@dataclass
+class Candidates:
+    """What hybrid recall found: raw evidence per unit id, before normalisation."""
+
+    cosine: dict[int, float]  # best weighted cosine over the query parts
+    lexical: dict[int, float]  # BM25 (> 0, larger is better)
+    entity: dict[int, float]  # share of the query's known entities mentioned
+    cosine_floor: float  # the cosine of the last vector candidate: "no vector evidence"
+
+    @property
+    def ids(self) -> list[int]:
+        """Every candidate id, once."""
+        return list(dict.fromkeys([*self.cosine, *self.lexical, *self.entity]))
 
 
 class Retriever:
@@ -108,91 +132,130 @@ class Retriever:
         self.config = config
         self.adjacency = adjacency
 
-    def recall(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
-               width: int) -> dict[int, float]:
-        """Wide hybrid recall: vector, lexical and entity lists fused by reciprocal rank."""
-        rankings: list[tuple[Sequence[int], float]] = []
-        if len(self.index):
-            scores, ids = self.index.search(qvecs, width)
-            best: dict[int, float] = {}
-            for row, weight in enumerate(weights):
-                for score, uid in zip(scores[row], ids[row], strict=True):
-                    if uid >= 0:
-                        best[int(uid)] = max(best.get(int(uid), -1.0), weight * float(score))
-            rankings.append((sorted(best, key=lambda i: -best[i]), 1.0))
-        if q.include_marginalized:
-            rankings.append((self._scan_marginalized(qvecs, weights, width), 1.0))
+    # -- recall ----------------------------------------------------------------------
+
+    def recall(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float]) -> Candidates:
+        """Filtered hybrid recall: vector, lexical and entity candidates with their evidence."""
+        cfg = self.config
+        unit_filter = q.filter
+        allowed: list[int] | None = None
+        if unit_filter.narrows:
+            allowed = self.store.filtered_ids(unit_filter, limit=cfg.filter_select_limit)
+            if allowed is not None and not allowed:
+                return Candidates({}, {}, {}, 0.0)
+        cosine = self._vector_candidates(q, qvecs, weights, allowed)
+        floor = min(cosine.values()) if len(cosine) >= cfg.vector_candidates else 0.0
         text = ' '.join(t for t, _ in q.parts)
+        lexical: dict[int, float] = {}
         expression = fts_expression(text)
-        if expression:
-            rankings.append((self.store.fts_search(expression, limit=width,
-                                                   active_only=not q.include_marginalized), 0.8))
-        keys = self.store.known_entities(entity_mentions(text))
+        if expression and cfg.lexical_candidates:
+            lexical = dict(self.store.fts_scored(expression, limit=cfg.lexical_candidates,
+                                                 unit_filter=unit_filter))
+        entity: dict[int, float] = {}
+        keys = self.store.known_entities(entity_mentions(text)) if cfg.entity_candidates else []
         if keys:
-            per_key = self.store.units_with_entities(keys, per_key=width,
-                                                     active_only=not q.include_marginalized)
-            ranked = sorted({i for ids in per_key.values() for i in ids},
-                            key=lambda i: -sum(i in ids for ids in per_key.values()))
-            rankings.append((ranked[:width], 0.8))
-        fused = rrf(rankings, self.config.rrf_k)
-        top = sorted(fused, key=lambda i: -fused[i])[:width]
-        return {uid: fused[uid] for uid in top}
+            per_key = self.store.units_with_entities(keys, per_key=cfg.entity_candidates,
+                                                     unit_filter=unit_filter)
+            for ids in per_key.values():
+                for uid in ids:
+                    entity[uid] = entity.get(uid, 0.0) + 1.0 / len(keys)
+        return Candidates(cosine, lexical, entity, floor)
+
+    def _vector_candidates(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
+                           allowed: list[int] | None) -> dict[int, float]:
+        cfg = self.config
+        n = cfg.vector_candidates
+        if allowed is not None and len(allowed) <= cfg.filter_exact_limit:
+            # Few matching memories: compare the query with each of them exactly.
+            vectors = self.store.vectors(allowed)
+            if q.near is not None and q.radius is not None:
+                vectors = self._within_radius(vectors, q.near, q.radius)
+            if not vectors:
+                return {}
+            exact_ids = list(vectors)
+            rel = _relevances(qvecs, weights, [vectors[i] for i in exact_ids])
+            order = np.argsort(-rel)[:n]
+            return {exact_ids[i]: float(rel[i]) for i in order}
+        found = self._scan_marginalized(qvecs, weights, n) if q.include_marginalized else {}
+        if not len(self.index):
+            return found
+        if allowed is not None:
+            scores, ids = self.index.search_within(qvecs, n, np.asarray(allowed, dtype=np.int64))
+        else:
+            oversample = _BROAD_FILTER_OVERSAMPLE if q.filter.narrows else _OVERSAMPLE
+            scores, ids = self.index.search(qvecs, int(n * oversample))
+        best: dict[int, float] = {}
+        for row, weight in enumerate(weights):
+            for score, uid in zip(scores[row], ids[row], strict=True):
+                if uid >= 0:
+                    best[int(uid)] = max(best.get(int(uid), -1.0), weight * float(score))
+        if allowed is None:
+            # The index holds every active unit: keep those the filter lets through.
+            heads = self.store.unit_heads(best, with_pose=q.near is not None)
+            best = {uid: s for uid, s in best.items() if uid in heads and _passes(heads[uid], q)}
+        best.update(found)
+        top = sorted(best, key=lambda i: -best[i])[:n]
+        return {uid: best[uid] for uid in top}
+
+    def _within_radius(self, vectors: dict[int, npt.NDArray[np.float32]], near: Pose, radius: float
+                       ) -> dict[int, npt.NDArray[np.float32]]:
+        heads = self.store.unit_heads(vectors, with_pose=True)
+        return {uid: v for uid, v in vectors.items()
+                if uid in heads and heads[uid].pose is not None
+                and heads[uid].pose.distance(near) <= radius}  # type: ignore[union-attr]
 
     def _scan_marginalized(self, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
-                           width: int) -> list[int]:
+                           width: int) -> dict[int, float]:
         # Marginalized units are out of the hot index by design; asking for them
         # explicitly pays a scan of their vectors in SQLite.
         w = np.asarray(weights, dtype=np.float32)[:, None]
-        best_ids: list[npt.NDArray[np.int64]] = []
-        best_scores: list[npt.NDArray[np.float32]] = []
+        best: dict[int, float] = {}
         for ids, vecs in self.store.iter_vectors(marginalized=True):
             sims = (w * (qvecs @ vecs.T)).max(axis=0)
-            best_ids.append(ids)
-            best_scores.append(sims)
-        if not best_ids:
-            return []
-        ids_all = np.concatenate(best_ids)
-        scores_all = np.concatenate(best_scores)
-        order = np.argsort(-scores_all)[:width]
-        return [int(i) for i in ids_all[order]]
+            order = np.argsort(-sims)[:width]
+            best.update({int(ids[i]): float(sims[i]) for i in order})
+        top = sorted(best, key=lambda i: -best[i])[:width]
+        return {uid: best[uid] for uid in top}
+
+    # -- ranking ---------------------------------------------------------------------
 
     def run(self, q: Query, *, now: float) -> list[ScoredMemory]:
-        """Retrieve, rerank and return the best ``q.top_k`` memories (no side effects)."""
+        """Retrieve, rank and return the best ``q.top_k`` memories (no side effects)."""
         cfg = self.config
         texts = [t for t, _ in q.parts]
         weights = [w for _, w in q.parts]
         qvecs = self.embedder.embed(texts)
-        width = max(q.top_k * cfg.recall_factor, q.top_k)
-        fused = self.recall(q, qvecs, weights, width)
-        if not fused:
+        found = self.recall(q, qvecs, weights)
+        seed_ids = found.ids
+        if not seed_ids:
             return []
-        vectors = self.store.vectors(fused)
-        relevance = dict(zip(vectors, _relevances(qvecs, weights, list(vectors.values())).tolist(),
-                             strict=True))
-        # Seeds start with their relevance relative to the best match, sharpened: the
-        # few memories that really match the query drive activation, the wide tail of
-        # recall barely does, so memories linked to the best matches can outrank it.
-        best = max(relevance.values(), default=0.0) or 1.0
-        seeds = {uid: (relevance.get(uid, 0.0) / best) ** cfg.seed_sharpness for uid in fused}
-        activated = spread(seeds, self.neighbours, hops=cfg.hops, decay=cfg.hop_decay,
+        vectors = self.store.vectors(i for i in seed_ids if i not in found.cosine)
+        cosine = dict(found.cosine)
+        if vectors:
+            cosine.update(zip(vectors, _relevances(qvecs, weights, list(vectors.values())).tolist(),
+                              strict=True))
+        scale = _Scale(cosine, found, cfg)
+        evidence = {uid: scale.evidence(uid, cosine.get(uid, 0.0)) for uid in seed_ids}
+        activated = spread(evidence, self.neighbours, hops=cfg.hops, decay=cfg.hop_decay,
                            threshold=cfg.activation_threshold, max_activated=cfg.max_activated)
-        # Filter and rank on the numeric columns; decode full units only for the winners.
         heads = [h for h in self.store.unit_heads(activated, with_pose=q.near is not None).values()
-                 if self._passes(h, q, seeded=h.id in seeds)]
-        vectors.update(self.store.vectors([h.id for h in heads if h.id not in vectors]))
-        heads = [h for h in heads if h.id in vectors]
+                 if _passes(h, q, seeded=h.id in evidence)]
+        missing = [h.id for h in heads if h.id not in cosine]
+        if missing:
+            extra = self.store.vectors(missing)
+            cosine.update(zip(extra, _relevances(qvecs, weights, list(extra.values())).tolist(),
+                              strict=True))
+        heads = [h for h in heads if h.id in cosine]
         if not heads:
             return []
-        levels = np.fromiter((activated[h.id].level for h in heads), dtype=np.float64, count=len(heads))
-        scores, parts = self._scores(heads, _relevances(qvecs, weights, [vectors[h.id] for h in heads]),
-                                     levels, now=now, q=q)
+        scores, parts = self._scores(heads, scale, cosine, activated, now=now)
         # Best score first, newer id first among equals; only the top k leave as units.
         order = np.lexsort((-np.fromiter((h.id for h in heads), dtype=np.int64, count=len(heads)),
                             -scores))[:q.top_k]
         units = self.store.get_units(heads[i].id for i in order)
         return [ScoredMemory(unit=units[heads[i].id], score=float(scores[i]),
                              parts=ScoreParts(*(float(p[i]) for p in parts)),
-                             path=activated[heads[i].id].path)
+                             path=_path(activated[heads[i].id], heads[i].id))
                 for i in order if heads[i].id in units]
 
     def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
@@ -202,53 +265,98 @@ class Retriever:
             return self.adjacency.edges_of(ids, fanout=self.config.fanout)
         return self.store.edges_of(ids, fanout=self.config.fanout)
 
-    def _passes(self, unit: UnitHead, q: Query, *, seeded: bool) -> bool:
-        if q.episode_id is not None and unit.episode_id != q.episode_id:
-            return False
-        if q.types is not None and unit.type not in q.types:
-            return False
-        if q.since is not None and unit.stamp < q.since:
-            return False
-        if q.until is not None and unit.stamp > q.until:
-            return False
-        if q.as_of is not None:
-            if unit.stamp > q.as_of or unit.valid_from > q.as_of:
-                return False
-            if unit.valid_until is not None and unit.valid_until <= q.as_of:
-                return False
-        if q.near is not None and q.radius is not None:
-            if unit.pose is None or unit.pose.distance(q.near) > q.radius:
-                return False
-        # Marginalized units stay reachable through the graph, not through recall.
-        return not (unit.marginalized and seeded and not q.include_marginalized)
-
-    def _scores(self, heads: Sequence[UnitHead], relevance: npt.NDArray[np.float64],
-                levels: npt.NDArray[np.float64], *, now: float, q: Query
+    def _scores(self, heads: Sequence[UnitHead], scale: _Scale, cosine: Mapping[int, float],
+                activated: Mapping[int, Activation], *, now: float
                 ) -> tuple[npt.NDArray[np.float64], tuple[npt.NDArray[np.float64], ...]]:
-        """Scores of ``heads`` and their parts (relevance, recency, importance, activation).
-
-        One array operation per term instead of Python per unit: up to
-        ``max_activated`` units are ranked on every Retrieve.
-        """
+        """Scores of ``heads`` and their :class:`ScoreParts`, one array operation per term."""
         cfg = self.config
         n = len(heads)
 
         def column(values: Iterable[float]) -> npt.NDArray[np.float64]:
             return np.fromiter(values, dtype=np.float64, count=n)
 
+        vector = column(scale.vector(cosine[h.id]) for h in heads)
+        lexical = column(scale.lexical(h.id) for h in heads)
+        entity = column(scale.entity(h.id) for h in heads)
+        evidence = scale.w_vector * vector + scale.w_lexical * lexical + scale.w_entity * entity
+        activation = np.minimum(1.0, column(activated[h.id].received for h in heads))
+        relevance = evidence + cfg.w_act * activation
         hours = np.maximum(0.0, now - column(h.last_access for h in heads)) / 3600.0
         recency = np.exp(-cfg.recency_lambda * hours)
         importance = np.clip(column(h.importance for h in heads) / 10.0, 0.0, 1.0)
-        activation = np.minimum(1.0, levels)
-        base = (cfg.w_rel * relevance + cfg.w_rec * recency + cfg.w_imp * importance
-                + cfg.w_act * activation)
         strength = np.clip(column(h.strength for h in heads), 0.0, 2.0)
-        factor = (0.5 + 0.5 * strength) * (1.0 + cfg.valence_bias * column(h.valence for h in heads))
-        if q.as_of is None:
-            # Superseded facts stay findable at a discount unless a time is asked for.
-            until = column(math.inf if h.valid_until is None else h.valid_until for h in heads)
-            factor = np.where(until <= now, factor * cfg.superseded_factor, factor)
-        return base * factor, (relevance, recency, importance, activation)
+        valence = np.clip(column(h.valence for h in heads), -1.0, 1.0)
+        prior = ((1.0 + cfg.prior_recency * (2.0 * recency - 1.0))
+                 * (1.0 + cfg.prior_importance * (2.0 * importance - 1.0))
+                 * (1.0 + cfg.prior_strength * (strength - 1.0))
+                 * (1.0 + cfg.prior_valence * valence))
+        until = column(np.inf if h.valid_until is None else h.valid_until for h in heads)
+        # A memory whose stated value was replaced since stays findable, a little lower.
+        prior = np.where(until <= now, prior * cfg.superseded_factor, prior)
+        return (relevance * prior,
+                (relevance, recency, importance, activation, vector, lexical, entity, prior))
+
+
+class _Scale:
+    """Puts each kind of evidence on [0, 1] relative to this query's best candidate."""
+
+    def __init__(self, cosine: Mapping[int, float], found: Candidates, cfg: RetrievalConfig) -> None:
+        total = cfg.w_vector + cfg.w_lexical + cfg.w_entity
+        self.w_vector = cfg.w_vector / total
+        self.w_lexical = cfg.w_lexical / total
+        self.w_entity = cfg.w_entity / total
+        if not found.lexical:
+            # No lexical evidence at all (no content word matched): the vector decides.
+            self.w_vector, self.w_lexical = self.w_vector + self.w_lexical, 0.0
+        if not found.entity:
+            self.w_vector, self.w_entity = self.w_vector + self.w_entity, 0.0
+        self._best_cos = max(found.cosine.values(), default=max(cosine.values(), default=1.0))
+        self._floor = min(found.cosine_floor, self._best_cos)
+        self._best_lex = max(found.lexical.values(), default=1.0)
+        self._lexical = found.lexical
+        self._entity = found.entity
+
+    def vector(self, cos: float) -> float:
+        span = self._best_cos - self._floor
+        if span <= 1e-9:
+            return 1.0 if cos >= self._best_cos else 0.0
+        return min(1.0, max(0.0, (cos - self._floor) / span))
+
+    def lexical(self, uid: int) -> float:
+        return self._lexical.get(uid, 0.0) / self._best_lex
+
+    def entity(self, uid: int) -> float:
+        return self._entity.get(uid, 0.0)
+
+    def evidence(self, uid: int, cos: float) -> float:
+        return (self.w_vector * self.vector(cos) + self.w_lexical * self.lexical(uid)
+                + self.w_entity * self.entity(uid))
+
+
+def _path(activation: Activation, uid: int) -> tuple[int, ...]:
+    return activation.path if activation.path and activation.path[-1] == uid else (uid,)
+
+
+def _passes(unit: UnitHead, q: Query, *, seeded: bool = True) -> bool:
+    """The filter, checked exactly on a unit (pose distance, marginalization)."""
+    if unit.type not in q.filter.allowed_types:
+        return False
+    if q.episode_id is not None and unit.episode_id != q.episode_id:
+        return False
+    if q.since is not None and unit.stamp < q.since:
+        return False
+    if q.until is not None and unit.stamp > q.until:
+        return False
+    if q.as_of is not None:
+        if unit.stamp > q.as_of or unit.valid_from > q.as_of:
+            return False
+        if unit.valid_until is not None and unit.valid_until <= q.as_of:
+            return False
+    if q.near is not None and q.radius is not None:
+        if unit.pose is None or unit.pose.distance(q.near) > q.radius:
+            return False
+    # Marginalized units stay reachable through the graph, not through recall.
+    return not (unit.marginalized and seeded and not q.include_marginalized)
 
 
 def _relevances(qvecs: npt.NDArray[np.float32], weights: Sequence[float],

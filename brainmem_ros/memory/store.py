@@ -43,6 +43,7 @@ from brainmem_ros.memory.types import (
     Outcome,
     Pose,
     StateChange,
+    UnitFilter,
     UnitType,
 )
 
@@ -106,6 +107,35 @@ class UnitHead(NamedTuple):
 
 def _qmarks(n: int) -> str:
     return ','.join('?' * n)
+
+
+def _filter_sql(f: UnitFilter) -> tuple[str, list[Any]]:
+    """A condition over ``units u`` for ``f`` (a pose filter as its bounding box)."""
+    conds: list[str] = []
+    params: list[Any] = []
+    if not f.include_marginalized:
+        conds.append('u.marginalized = 0')
+    types = f.allowed_types
+    if types != frozenset(UnitType):
+        conds.append(f'u.type IN ({_qmarks(len(types))})')
+        params += sorted(t.value for t in types)
+    if f.episode_id is not None:
+        conds.append('u.episode_id = ?')
+        params.append(f.episode_id)
+    if f.since is not None:
+        conds.append('u.stamp >= ?')
+        params.append(f.since)
+    if f.until is not None:
+        conds.append('u.stamp <= ?')
+        params.append(f.until)
+    if f.as_of is not None:
+        conds.append('u.stamp <= ? AND u.valid_from <= ? AND (u.valid_until IS NULL OR u.valid_until > ?)')
+        params += [f.as_of, f.as_of, f.as_of]
+    if f.near is not None and f.radius is not None:
+        r = f.radius
+        conds.append('u.pose_frame = ? AND u.pose_x BETWEEN ? AND ? AND u.pose_y BETWEEN ? AND ?')
+        params += [f.near.frame, f.near.x - r, f.near.x + r, f.near.y - r, f.near.y + r]
+    return (' AND '.join(conds) or '1'), params
 
 
 _MAX_ROWID = 2**63 - 1
@@ -540,15 +570,18 @@ class SqliteStore:
 
     # -- candidate lookups (indexes only, never a scan of all units) -------------------
 
-    def units_with_entities(self, keys: Sequence[str], *, per_key: int,
-                            active_only: bool = True) -> dict[str, list[int]]:
-        """Most recent unit ids per entity key."""
+    def units_with_entities(self, keys: Sequence[str], *, per_key: int, active_only: bool = True,
+                            unit_filter: UnitFilter | None = None) -> dict[str, list[int]]:
+        """Most recent unit ids per entity key (among those ``unit_filter`` lets through)."""
         out: dict[str, list[int]] = {}
-        cond = 'AND u.marginalized = 0' if active_only else ''
+        if unit_filter is None:
+            cond, params = ('u.marginalized = 0' if active_only else '1'), list[Any]()
+        else:
+            cond, params = _filter_sql(unit_filter)
         for key in dict.fromkeys(keys):
             rows = self.query(
                 f'SELECT e.unit_id FROM unit_entities e JOIN units u ON u.id = e.unit_id '
-                f'WHERE e.entity = ? {cond} ORDER BY e.unit_id DESC LIMIT ?', (key, per_key))
+                f'WHERE e.entity = ? AND {cond} ORDER BY e.unit_id DESC LIMIT ?', (key, *params, per_key))
             out[key] = [r[0] for r in rows]
         return out
 
@@ -577,31 +610,58 @@ class SqliteStore:
             'ORDER BY stamp DESC, id DESC LIMIT ?', (episode_id, stamp, since, limit))]
 
     def fts_search(self, match: str, *, limit: int, active_only: bool = True) -> list[int]:
-        """Unit ids ranked by BM25 among the newest matches of an FTS5 MATCH expression.
+        """Unit ids ranked by BM25 among the newest matches (see :meth:`fts_scored`)."""
+        unit_filter = UnitFilter(types=frozenset(UnitType), include_marginalized=not active_only)
+        return [uid for uid, _ in self.fts_scored(match, limit=limit, unit_filter=unit_filter)]
+
+    def fts_scored(self, match: str, *, limit: int, unit_filter: UnitFilter) -> list[tuple[int, float]]:
+        """(unit id, BM25 score > 0) of the best matches of an FTS5 MATCH expression, best first.
 
         Ranking every match grows with the store (seconds for common words at 1M units),
         so only the newest ``max(25 x limit, 1000)`` matches are ranked: rare words
         (names, numbers), which are what lexical recall is for, have few matches and are
-        found at any age; common words are covered by the vector index anyway.
+        found at any age; common words are covered by the vector index anyway. A filter
+        that narrows (episode, time, place, types) is applied inside the query, so the
+        newest matches counted are matches *of the filter*.
         """
+        if limit <= 0:
+            return []
         scan = max(limit * 25, 1000)
+        if unit_filter.narrows:
+            cond, params = _filter_sql(unit_filter)
+            rows = self.query(
+                'SELECT f.rowid, bm25(units_fts) FROM units_fts f JOIN units u ON u.id = f.rowid '
+                f'WHERE units_fts MATCH ? AND {cond} ORDER BY f.rowid DESC LIMIT ?',
+                (match, *params, scan))
+            rows.sort(key=lambda r: r[1])  # bm25: lower is better
+            return [(int(r[0]), -float(r[1])) for r in rows[:limit]]
         rows = self.query('SELECT rowid, bm25(units_fts) FROM units_fts WHERE units_fts MATCH ? '
                           'ORDER BY rowid DESC LIMIT ?', (match, scan))
-        rows.sort(key=lambda r: r[1])  # bm25: lower is better
-        ids = [int(r[0]) for r in rows]
-        if not active_only:
-            return ids[:limit]
-        # Best first, only as far as ``limit`` active ones: checking all 1,000 was a
-        # quarter of this call (py-spy, 10k store), and marginalized units are few.
-        active: list[int] = []
+        rows.sort(key=lambda r: r[1])
+        # Best first, only as far as ``limit`` visible ones: checking all 1,000 was a
+        # quarter of this call (py-spy, 10k store), and hidden units are few.
+        cond, params = _filter_sql(unit_filter)
+        visible: list[tuple[int, float]] = []
         start, step = 0, 2 * limit
-        while start < len(ids) and len(active) < limit:
-            chunk = ids[start:start + step]
-            hidden = {r[0] for r in self.query(
-                f'SELECT id FROM units WHERE marginalized = 1 AND id IN ({_qmarks(len(chunk))})', chunk)}
-            active += [i for i in chunk if i not in hidden]
+        while start < len(rows) and len(visible) < limit:
+            chunk = rows[start:start + step]
+            shown = {r[0] for r in self.query(
+                f'SELECT id FROM units u WHERE id IN ({_qmarks(len(chunk))}) AND {cond}',
+                (*(r[0] for r in chunk), *params))}
+            visible += [(int(r[0]), -float(r[1])) for r in chunk if r[0] in shown]
             start, step = start + step, min(2 * step, 500)
-        return active[:limit]
+        return visible[:limit]
+
+    def filtered_ids(self, unit_filter: UnitFilter, *, limit: int) -> list[int] | None:
+        """Ids of the units a narrowing filter lets through, or None if more than ``limit``.
+
+        A pose filter is applied here as its bounding box; callers check the distance.
+        """
+        cond, params = _filter_sql(unit_filter)
+        rows = self.query(f'SELECT id FROM units u WHERE {cond} LIMIT ?', (*params, limit + 1))
+        if len(rows) > limit:
+            return None
+        return [int(r[0]) for r in rows]
 
     # -- edges -----------------------------------------------------------------------
 

@@ -188,12 +188,50 @@ class Edge(NamedTuple):
 
 @dataclass(frozen=True)
 class ScoreParts:
-    """The terms of the rerank, each in [0, 1] before weighting."""
+    """The terms of a retrieved memory's score (docs/retrieval.md gives the formula).
 
-    relevance: float
-    recency: float
-    importance: float
-    activation: float
+    ``score = relevance x prior``; ``relevance = evidence + w_act x activation``, where
+    evidence is the weighted sum of ``vector``, ``lexical`` and ``entity``.
+    """
+
+    relevance: float  # what ranks: the recall evidence plus what linked memories pass on
+    recency: float  # exp(-lambda x hours since last access), in [0, 1]
+    importance: float  # importance / 10, in [0, 1]
+    activation: float  # activation received from linked memories, in [0, 1]
+    vector: float = 0.0  # cosine to the query, relative to the best candidate, in [0, 1]
+    lexical: float = 0.0  # BM25 relative to the best lexical match, in [0, 1]
+    entity: float = 0.0  # share of the query's known entities the memory mentions, in [0, 1]
+    prior: float = 1.0  # product of the bounded priors (recency, importance, strength, valence, facts)
+
+
+#: Types recalled when a query names none: derived units (reflections) are asked for by type.
+ORDINARY_TYPES = frozenset({UnitType.OBSERVATION, UnitType.ACTION, UnitType.OUTCOME, UnitType.PLAN})
+
+
+@dataclass(frozen=True)
+class UnitFilter:
+    """Which units a Retrieve may return; applied before any candidate list is cut."""
+
+    episode_id: str | None = None
+    types: frozenset[UnitType] | None = None  # None: ORDINARY_TYPES
+    since: float | None = None
+    until: float | None = None
+    as_of: float | None = None
+    near: Pose | None = None
+    radius: float | None = None
+    include_marginalized: bool = False
+
+    @property
+    def allowed_types(self) -> frozenset[UnitType]:
+        """The unit types this filter lets through."""
+        return self.types if self.types is not None else ORDINARY_TYPES
+
+    @property
+    def narrows(self) -> bool:
+        """True when the filter keeps only part of the ordinary memories."""
+        return (self.episode_id is not None or self.since is not None or self.until is not None
+                or self.as_of is not None or self.near is not None
+                or (self.types is not None and not self.types >= ORDINARY_TYPES))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,43 @@
+"""Query words: the package's stop-word list (a data file) and the word pattern."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+# Retrieval drops only the function words of the shared list; its other sections
+# (placeholders, abstract nouns of robot logs, units) are words no *entity* is made of,
+# but a query about "the temperature" or "the failure" is about exactly those words.
+_QUERY_SECTION = 'function words'
+
+
+@cache
+def stopword_sections() -> dict[str, frozenset[str]]:
+    """The sections of ``brainmem_ros/data/stopwords.txt``: ``# -- name`` starts one."""
+    sections: dict[str, set[str]] = {}
+    current = ''
+    text = resources.files('brainmem_ros').joinpath('data/stopwords.txt').read_text(encoding='utf-8')
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith('# --'):
+            current = line[4:].strip()
+            continue
+        word = line.split('#', 1)[0].strip().lower()
+        if word:
+            sections.setdefault(current, set()).add(word)
+    return {name: frozenset(words) for name, words in sections.items()}
+
+
+def query_stopwords() -> frozenset[str]:
+    """Words that carry no topic in a query (English function words)."""
+    sections = stopword_sections()
+    return sections.get(_QUERY_SECTION) or frozenset().union(*sections.values())
+
+
+def content_words(text: str) -> list[str]:
+    """The lower-cased words of ``text`` that are not stop-words, in order, once each."""
+    stop = query_stopwords()
+    words = [w.lower() for w in WORD.findall(text)]
+    return [w for w in dict.fromkeys(words) if (len(w) > 1 or w.isdigit()) and w not in stop]
