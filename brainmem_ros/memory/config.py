@@ -58,10 +58,10 @@ class RetrievalConfig:
     conversations (``python -m bench.eval_recall --tune``), not per dataset rule.
     """
 
-    w_vector: float = opt(0.35, 0.0, 1.0, 'share of the vector (cosine) evidence in relevance')
-    w_lexical: float = opt(0.55, 0.0, 1.0, 'share of the lexical (BM25) evidence in relevance')
+    w_vector: float = opt(0.30, 0.0, 1.0, 'share of the vector (cosine) evidence in relevance')
+    w_lexical: float = opt(0.60, 0.0, 1.0, 'share of the lexical (BM25) evidence in relevance')
     w_entity: float = opt(0.10, 0.0, 1.0, 'share of the entity-index evidence in relevance')
-    w_act: float = opt(0.40, 0.0, 2.0, 'weight of the activation linked memories pass on, in relevance')
+    w_act: float = opt(0.60, 0.0, 1.0, 'share of its missing evidence a memory gets from activation')
     vector_candidates: int = opt(100, 10, 5000, 'vector neighbours taken as candidates')
     lexical_candidates: int = opt(100, 0, 5000, 'BM25 matches taken as candidates')
     entity_candidates: int = opt(50, 0, 5000, 'units per query entity taken as candidates')

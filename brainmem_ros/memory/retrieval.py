@@ -17,6 +17,7 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -49,6 +50,8 @@ _OVERSAMPLE = 1.25
 # Beyond ``filter_select_limit`` matching units, a filtered vector search asks the index
 # for this many times the candidates it needs and keeps those that pass.
 _BROAD_FILTER_OVERSAMPLE = 8
+# Content words of a query sent to the lexical index.
+_MAX_TERMS = 32
 
 
 @dataclass(frozen=True)
@@ -82,10 +85,24 @@ class Query:
                           include_marginalized=self.include_marginalized)
 
 
-def fts_expression(text: str) -> str:
-    """An FTS5 OR-query of the content words of ``text`` (quoted: never FTS syntax)."""
-    terms = [w for w in content_words(text) if len(w) > 2 or w.isdigit()]
-    return ' OR '.join('"' + t.replace('"', '') + '"' for t in terms[:32])
+def fts_expression(words: Sequence[str]) -> str:
+    """An FTS5 OR-query of ``words`` (each quoted: never FTS syntax)."""
+    return ' OR '.join('"' + w.replace('"', '') + '"' for w in words)
+
+
+def _idf(df: int, total: int) -> float:
+    """BM25's inverse document frequency (FTS5's formula)."""
+    return math.log(1.0 + (max(total, df) - df + 0.5) / (df + 0.5))
+
+
+def _ideal_bm25(counts: Mapping[str, int], total: int) -> float:
+    """The BM25 of a memory of average length holding each query term once.
+
+    Lexical evidence is BM25 over this: a memory matching only the query's common words
+    scores low even when it is the best lexical match. Terms no memory holds are left out
+    (they cannot tell memories apart).
+    """
+    return sum(_idf(df, total) for df in counts.values()) or 1.0
 
 
 def entity_mentions(text: str, max_words: int = 3) -> list[str]:
@@ -107,8 +124,8 @@ class Candidates:
     """What hybrid recall found: raw evidence per unit id, before normalisation."""
 
     cosine: dict[int, float]  # best weighted cosine over the query parts
-    lexical: dict[int, float]  # BM25 (> 0, larger is better)
-    entity: dict[int, float]  # share of the query's known entities mentioned
+    lexical: dict[int, float]  # BM25 over the ideal BM25 of the query, in [0, 1]
+    entity: dict[int, float]  # share of the query's entity weight (IDF) mentioned, in [0, 1]
     cosine_floor: float  # the cosine of the last vector candidate: "no vector evidence"
 
     @property
@@ -147,18 +164,25 @@ class Retriever:
         floor = min(cosine.values()) if len(cosine) >= cfg.vector_candidates else 0.0
         text = ' '.join(t for t, _ in q.parts)
         lexical: dict[int, float] = {}
-        expression = fts_expression(text)
-        if expression and cfg.lexical_candidates:
-            lexical = dict(self.store.fts_scored(expression, limit=cfg.lexical_candidates,
-                                                 unit_filter=unit_filter))
+        words = [w for w in content_words(text) if len(w) > 2 or w.isdigit()][:_MAX_TERMS]
+        if words and cfg.lexical_candidates:
+            scored = self.store.fts_scored(fts_expression(words), limit=cfg.lexical_candidates,
+                                           unit_filter=unit_filter)
+            if scored:
+                ideal = _ideal_bm25(*self.store.term_document_counts(words))
+                lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
         entity: dict[int, float] = {}
-        keys = self.store.known_entities(entity_mentions(text)) if cfg.entity_candidates else []
-        if keys:
-            per_key = self.store.units_with_entities(keys, per_key=cfg.entity_candidates,
+        counts = self.store.entity_document_counts(entity_mentions(text)) if cfg.entity_candidates else {}
+        if counts:
+            # Rare entities say more than common ones ("the user" is in every other memory).
+            total = self.store.max_id()
+            weight = {k: _idf(n, total) for k, n in counts.items()}
+            mass = sum(weight.values())
+            per_key = self.store.units_with_entities(list(counts), per_key=cfg.entity_candidates,
                                                      unit_filter=unit_filter)
-            for ids in per_key.values():
+            for key, ids in per_key.items():
                 for uid in ids:
-                    entity[uid] = entity.get(uid, 0.0) + 1.0 / len(keys)
+                    entity[uid] = entity.get(uid, 0.0) + weight[key] / mass
         return Candidates(cosine, lexical, entity, floor)
 
     def _vector_candidates(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
@@ -280,7 +304,9 @@ class Retriever:
         entity = column(scale.entity(h.id) for h in heads)
         evidence = scale.w_vector * vector + scale.w_lexical * lexical + scale.w_entity * entity
         activation = np.minimum(1.0, column(activated[h.id].received for h in heads))
-        relevance = evidence + cfg.w_act * activation
+        # Linked memories fill in what a memory's own evidence lacks: a strong direct
+        # match gains little, a memory the query does not describe gains the most.
+        relevance = evidence + cfg.w_act * activation * (1.0 - evidence)
         hours = np.maximum(0.0, now - column(h.last_access for h in heads)) / 3600.0
         recency = np.exp(-cfg.recency_lambda * hours)
         importance = np.clip(column(h.importance for h in heads) / 10.0, 0.0, 1.0)
@@ -312,7 +338,6 @@ class _Scale:
             self.w_vector, self.w_entity = self.w_vector + self.w_entity, 0.0
         self._best_cos = max(found.cosine.values(), default=max(cosine.values(), default=1.0))
         self._floor = min(found.cosine_floor, self._best_cos)
-        self._best_lex = max(found.lexical.values(), default=1.0)
         self._lexical = found.lexical
         self._entity = found.entity
 
@@ -323,7 +348,7 @@ class _Scale:
         return min(1.0, max(0.0, (cos - self._floor) / span))
 
     def lexical(self, uid: int) -> float:
-        return self._lexical.get(uid, 0.0) / self._best_lex
+        return self._lexical.get(uid, 0.0)
 
     def entity(self, uid: int) -> float:
         return self._entity.get(uid, 0.0)

@@ -197,6 +197,7 @@ class SqliteStore:
         self._edge_listeners: list[EdgeListener] = []
         self._watching = False  # the edge triggers are installed
         self._edges_rewritten = False
+        self._term_tables = False  # the temporary tables of term_document_counts exist
         self._reader_uri = _uri(self.path, mode='ro')  # for reader(): never writes
         #: Why the store refuses writes ('' when it is writable).
         self.read_only_reason = ''
@@ -651,6 +652,46 @@ class SqliteStore:
             visible += [(int(r[0]), -float(r[1])) for r in chunk if r[0] in shown]
             start, step = start + step, min(2 * step, 500)
         return visible[:limit]
+
+    def term_document_counts(self, words: Sequence[str]) -> tuple[dict[str, int], int]:
+        """(stemmed term -> number of units containing it, number of units) for ``words``.
+
+        The words go through the full-text index's own tokenizer (a temporary FTS5
+        table), so the terms are exactly those BM25 scores; terms no unit has are absent.
+        """
+        if not words:
+            return {}, 0
+        with self._lock:
+            try:
+                if not self._term_tables:
+                    self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words "
+                                     "USING fts5(w, tokenize='porter unicode61')")
+                    self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words_v '
+                                     'USING fts5vocab(temp, query_words, row)')
+                    self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.units_fts_v '
+                                     'USING fts5vocab(main, units_fts, row)')
+                    self._term_tables = True
+                self._db.execute('INSERT INTO temp.query_words(w) VALUES (?)', (' '.join(words),))
+                terms = [r[0] for r in self._db.execute('SELECT term FROM temp.query_words_v')]
+                self._db.execute('DELETE FROM temp.query_words')
+                counts = {str(t): int(n) for t, n in self._db.execute(
+                    f'SELECT term, doc FROM temp.units_fts_v WHERE term IN ({_qmarks(len(terms))})',
+                    terms)} if terms else {}
+                total = self._db.execute('SELECT max(id) FROM units').fetchone()[0] or 0
+            except sqlite3.Error as exc:
+                msg = f'memory store read failed: {exc}'
+                raise StoreError(msg) from None
+        return counts, int(total)
+
+    def entity_document_counts(self, keys: Sequence[str], *, cap: int = 10000) -> dict[str, int]:
+        """Number of units mentioning each entity key (counted up to ``cap``); unknown keys absent."""
+        out: dict[str, int] = {}
+        for key in dict.fromkeys(keys):
+            n = int(self.query('SELECT count(*) FROM (SELECT 1 FROM unit_entities WHERE entity = ? LIMIT ?)',
+                               (key, cap))[0][0])
+            if n:
+                out[key] = n
+        return out
 
     def filtered_ids(self, unit_filter: UnitFilter, *, limit: int) -> list[int] | None:
         """Ids of the units a narrowing filter lets through, or None if more than ``limit``.

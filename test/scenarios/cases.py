@@ -47,6 +47,7 @@ class Case:
     query: str
     expect: tuple[str, ...]
     goal: str = ''
+    state: str = ''
     k: int = 3
     multi_hop: bool = False
     above: tuple[tuple[str, str], ...] = field(default=())  # (a, b): a must rank above b
@@ -166,7 +167,7 @@ CASES: tuple[Case, ...] = (
     Case('state colours the query',
          (M('coat', 'The user wears the red coat when it is cold outside.'),
           M('hat', 'The user wears a sun hat when it is sunny.')),
-         'what should the user wear?', ('coat',), goal='', k=1),
+         'what should the user wear?', ('coat',), state='it is freezing outside', k=1),
     Case('episode memories',
          (M('a', 'I set the table with four plates for dinner.', 0, 'dinner'),
           M('b', 'The user said the soup was too salty.', 60, 'dinner')),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory import BrainMem
 
 from .cases import DISTRACTORS, Case
+from .routine import routine
 
 T0 = 1_760_000_000.0
 
@@ -28,20 +30,37 @@ class Outcome:
         return sum(k in ranked for k in self.case.expect) / len(self.case.expect)
 
 
-def run_case(case: Case, path: Path, embedder: Embedder) -> Outcome:
-    """Store the distractors and the case's memories, then ask the question both ways."""
+def build_background(path: Path, embedder: Embedder, n: int) -> Path:
+    """A store of ``n`` routine observations over four weeks (copied by each case)."""
+    with BrainMem.open(path, embedder=embedder, clock=lambda: T0) as mem:
+        for item in routine(n):
+            mem.store(item.text, stamp=item.stamp, episode_id=item.episode_id)
+    return path
+
+
+def run_case(case: Case, path: Path, embedder: Embedder, *, background: Path | None = None) -> Outcome:
+    """Store the distractors and the case's memories, then ask the question both ways.
+
+    ``background``: a store made by :func:`build_background`, copied under ``path``;
+    without one, the case is stored on the twelve household distractors alone.
+    """
     now = T0 + max(m.at for m in case.memories) + 60
+    if background is not None:
+        shutil.copytree(background, path)
     with BrainMem.open(path, embedder=embedder, clock=lambda: now) as mem:
-        for i, text in enumerate(DISTRACTORS):
-            mem.store(text, stamp=T0 - 86400 + 600 * i, episode_id='background')
+        if background is None:
+            for i, text in enumerate(DISTRACTORS):
+                mem.store(text, stamp=T0 - 86400 + 600 * i, episode_id='background')
         keys: dict[int, str] = {}
         for m in case.memories:
             keys[mem.store(m.text, stamp=T0 + m.at, episode_id=m.episode, type=m.type).id] = m.key
         as_of = None if case.as_of is None else T0 + case.as_of
-        hits = mem.retrieve(case.query, goal=case.goal or None, top_k=case.k, as_of=as_of)
+        hits = mem.retrieve(case.query, goal=case.goal or None, state=case.state or None,
+                            top_k=case.k, as_of=as_of)
         graph = tuple(keys.get(h.unit.id, '') for h in hits)
-        texts = [t for t in (case.query, case.goal) if t]
-        weights = np.asarray([1.0, 0.85][:len(texts)], dtype=np.float32)
+        parts = [(t, w) for t, w in ((case.query, 1.0), (case.goal, 0.85), (case.state, 0.6)) if t]
+        texts = [t for t, _ in parts]
+        weights = np.asarray([w for _, w in parts], dtype=np.float32)
         qvecs = embedder.embed(texts)
         scores, ids = mem.index.search(qvecs, case.k * 2)
         best: dict[int, float] = {}
