@@ -138,7 +138,7 @@ def test_runtime_config_validation() -> None:
         MemoryConfig.from_mapping({'retrieval.hops': 9})
     with pytest.raises(ConfigError, match='unknown memory option'):
         MemoryConfig.from_mapping({'retrieval.nope': 1})
-    assert MemoryConfig.from_mapping({'retrieval.w_rel': 1}).retrieval.w_rel == 1.0
+    assert MemoryConfig.from_mapping({'retrieval.w_act': 1}).retrieval.w_act == 1.0
 
 
 def test_new_state_supersedes_old_and_as_of_answers_then(mem_factory: Any) -> None:
