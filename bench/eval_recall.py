@@ -37,8 +37,8 @@ from brainmem_ros.memory.types import UnitType
 
 sys.path.insert(0, str(locomo.REPO / 'test'))
 
-from scenarios.cases import CASES  # noqa: E402
-from scenarios.runner import build_background, run_case  # noqa: E402
+from scenarios.cases import CASES
+from scenarios.runner import build_background, run_case
 
 DOCS = locomo.REPO / 'docs'
 TUNING = DOCS / 'retrieval_tuning.json'
@@ -96,7 +96,7 @@ def tune(built: Sequence[locomo.Built], embedder: Embedder) -> dict[str, Any]:
         total = cfg.w_vector + cfg.w_lexical + cfg.w_entity
         # The three evidence shares stay a split of the same whole.
         changes['w_vector'] = max(0.0, total - changes['w_lexical'] - changes['w_entity'])
-        config = MemoryConfig(retrieval=dataclasses.replace(cfg, **changes))
+        config = MemoryConfig(retrieval=dataclasses.replace(cfg, **changes))  # type: ignore[arg-type]
         hits = locomo.score(built, embedder, locomo.brainmem_ranker(config))
         per_config.append({'values': changes, 'hits': hits})
         print(changes, {k: round(float(np.mean(v)), 3) for k, v in hits.items()}, flush=True)
@@ -167,9 +167,12 @@ def _plot(rows: Sequence[tuple[str, dict[str, float]]], path: Path) -> None:
 
 
 def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, Any] | None,
-              scenarios: Sequence[dict[str, Any]], distractors: int, n_questions: int, seconds: float) -> Path:
+              scenarios: Sequence[dict[str, Any]], distractors: int, n_questions: int,
+              seconds: float) -> Path:
     """docs/retrieval.md."""
     cfg = RetrievalConfig()
+    weights = (cfg.prior_recency, cfg.prior_importance, cfg.prior_strength, cfg.prior_valence)
+    low, high = float(np.prod([1 - w for w in weights])), float(np.prod([1 + w for w in weights]))
     lines = [
         '# Retrieval: how it ranks, and what it recalls on real data',
         '',
@@ -213,8 +216,7 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         '(1 + c (strength - 1)) (1 + d valence)` x 0.8 for a memory whose stated value was since '
         f'replaced; a, b, c, d = {cfg.prior_recency}, {cfg.prior_importance}, {cfg.prior_strength}, '
         f'{cfg.prior_valence}. Their sum is bounded by 0.5 (a configuration above is refused), so the '
-        f'prior stays within [{(1 - cfg.prior_recency) * (1 - cfg.prior_importance) * (1 - cfg.prior_strength) * (1 - cfg.prior_valence):.2f}, '
-        f'{(1 + cfg.prior_recency) * (1 + cfg.prior_importance) * (1 + cfg.prior_strength) * (1 + cfg.prior_valence):.2f}]: '
+        f'prior stays within [{low:.2f}, {high:.2f}]: '
         'it reorders near-ties and lifts a reinforced memory (strength up to 2) above its equals, '
         'but a memory with clearly more evidence stays first. Every result carries these parts '
         '(`ScoreParts`: relevance, vector, lexical, entity, activation, recency, importance, prior) '
@@ -224,7 +226,8 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         '',
         'Real long-term conversations (LoCoMo, Maharana et al., ACL 2024, CC BY-NC 4.0; '
         '`../shared/data/locomo_dev`, 5 conversations, 2,760 turns): one memory per turn stamped with '
-        f'its session date, one `retrieve(question, top_k=10)` per question of categories 1-4 (n={n_questions}), '
+        'its session date, one `retrieve(question, top_k=10)` per question of categories 1-4 '
+        f'(n={n_questions}), '
         'a hit when an evidence turn is in the top 10. Baselines use the same stores and encoder. '
         'Indented rows switch one mechanism off.',
         '',
@@ -266,7 +269,8 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
             '| case | k | multi-hop | passes | graph recall@k | vector recall@k |',
             '|---|---|---|---|---|---|',
             *(f'| {s["name"]} | {s["k"]} | {"yes" if s["multi_hop"] else ""} | '
-              f'{"yes" if s["pass"] else "**no**"} | {s["graph"]:.2f} | {s["vector"]:.2f} |' for s in scenarios),
+              f'{"yes" if s["pass"] else "**no**"} | {s["graph"]:.2f} | {s["vector"]:.2f} |'
+              for s in scenarios),
             '',
         ]
     out = DOCS / 'retrieval.md'

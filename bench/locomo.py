@@ -22,8 +22,8 @@ import numpy as np
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.memory.config import MemoryConfig
-from brainmem_ros.memory.retrieval import Query, Retriever, fts_expression
 from brainmem_ros.memory.lexicon import content_words
+from brainmem_ros.memory.retrieval import Query, Retriever, fts_expression
 from brainmem_ros.memory.types import UnitFilter, UnitType
 
 REPO = Path(__file__).resolve().parent.parent

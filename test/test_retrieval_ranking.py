@@ -21,7 +21,8 @@ ROOMS = ('kitchen', 'hallway', 'office', 'bedroom', 'garage')
 THINGS = ('mug', 'cup', 'glass', 'bowl', 'plate')
 
 
-def _similar(n: int, *, episode: str = 'ep-A', start: float = T0, pose: bool = False) -> list[ObservationInput]:
+def _similar(n: int, *, episode: str = 'ep-A', start: float = T0,
+             pose: bool = False) -> list[ObservationInput]:
     """``n`` memories about drinking vessels in rooms: near-matches of each other."""
     out = []
     for i in range(n):

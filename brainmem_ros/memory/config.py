@@ -75,7 +75,6 @@ class RetrievalConfig:
     prior_importance: float = opt(0.04, 0.0, 0.25, 'score x (1 + this x (importance / 5 - 1))')
     prior_strength: float = opt(0.10, 0.0, 0.25, 'score x (1 + this x (strength - 1)); strength in [0, 2]')
     prior_valence: float = opt(0.03, 0.0, 0.25, 'score x (1 + this x valence)')
-    superseded_factor: float = opt(0.8, 0.0, 1.0, 'score factor of memories stating a value no longer true')
     filter_exact_limit: int = opt(4096, 0, 10**6, 'filtered queries matching at most this many units '
                                   'compare the query with each of their vectors exactly')
     filter_select_limit: int = opt(100000, 0, 10**7, 'up to this many matching units, the vector index '

@@ -10,9 +10,11 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
   next moments of the same episode, shared entities, causes, ...) pass on by spreading
   activation from the candidates' evidence;
 - **score** = relevance x prior, where the prior multiplies bounded terms for recency,
-  importance, learned strength, valence and facts no longer true. Their weights sum to
-  at most 0.5 (``RetrievalConfig``), so they reorder near-ties and lift a reinforced
-  memory, but cannot bury a match with clearly more evidence.
+  importance, learned strength and valence (their weights sum to at most 0.5,
+  ``RetrievalConfig``), and by the facts of the query's entities (``facts.fact_factors``):
+  a memory stating a value that no longer holds steps back behind the one stating the
+  current value. They reorder near-ties and lift a reinforced memory, but cannot bury a
+  match with clearly more evidence.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import numpy.typing as npt
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import RetrievalConfig
+from brainmem_ros.memory.fact_store import FactStore
+from brainmem_ros.memory.facts import fact_factors
 from brainmem_ros.memory.graph import Activation, spread
 from brainmem_ros.memory.index import VectorIndex
 from brainmem_ros.memory.lexicon import WORD, content_words, query_stopwords
@@ -272,7 +276,11 @@ class Retriever:
         heads = [h for h in heads if h.id in cosine]
         if not heads:
             return []
-        scores, parts = self._scores(heads, scale, cosine, activated, now=now)
+        # Memories that state an entity's value the query's entities no longer have (or,
+        # with as_of, did not have then) step back; those stating the current one step up.
+        facts = fact_factors(FactStore(self.store), [h.id for h in heads],
+                             entity_mentions(' '.join(t for t, _ in q.parts)), as_of=q.as_of)
+        scores, parts = self._scores(heads, scale, cosine, activated, facts, now=now)
         # Best score first, newer id first among equals; only the top k leave as units.
         order = np.lexsort((-np.fromiter((h.id for h in heads), dtype=np.int64, count=len(heads)),
                             -scores))[:q.top_k]
@@ -290,7 +298,7 @@ class Retriever:
         return self.store.edges_of(ids, fanout=self.config.fanout)
 
     def _scores(self, heads: Sequence[UnitHead], scale: _Scale, cosine: Mapping[int, float],
-                activated: Mapping[int, Activation], *, now: float
+                activated: Mapping[int, Activation], facts: Mapping[int, float], *, now: float
                 ) -> tuple[npt.NDArray[np.float64], tuple[npt.NDArray[np.float64], ...]]:
         """Scores of ``heads`` and their :class:`ScoreParts`, one array operation per term."""
         cfg = self.config
@@ -316,9 +324,7 @@ class Retriever:
                  * (1.0 + cfg.prior_importance * (2.0 * importance - 1.0))
                  * (1.0 + cfg.prior_strength * (strength - 1.0))
                  * (1.0 + cfg.prior_valence * valence))
-        until = column(np.inf if h.valid_until is None else h.valid_until for h in heads)
-        # A memory whose stated value was replaced since stays findable, a little lower.
-        prior = np.where(until <= now, prior * cfg.superseded_factor, prior)
+        prior = prior * column(facts.get(h.id, 1.0) for h in heads)
         return (relevance * prior,
                 (relevance, recency, importance, activation, vector, lexical, entity, prior))
 
