@@ -59,9 +59,11 @@ class RetrievalConfig:
     """
 
     w_vector: float = opt(0.30, 0.0, 1.0, 'share of the vector (cosine) evidence in relevance')
-    w_lexical: float = opt(0.60, 0.0, 1.0, 'share of the lexical (BM25) evidence in relevance')
-    w_entity: float = opt(0.10, 0.0, 1.0, 'share of the entity-index evidence in relevance')
-    w_act: float = opt(0.60, 0.0, 1.0, 'share of its missing evidence a memory gets from activation')
+    w_lexical: float = opt(0.70, 0.0, 1.0, 'share of the lexical (BM25) evidence in relevance')
+    w_entity: float = opt(0.0, 0.0, 1.0, 'share of the entity-index evidence in relevance')
+    w_act: float = opt(0.80, 0.0, 1.0, 'share of its missing evidence a memory gets from activation')
+    vector_span: float = opt(0.25, 0.0, 2.0, 'cosine below the best candidate that counts as no '
+                             'vector evidence (at least; more when the candidates spread wider)')
     vector_candidates: int = opt(100, 10, 5000, 'vector neighbours taken as candidates')
     lexical_candidates: int = opt(100, 0, 5000, 'BM25 matches taken as candidates')
     entity_candidates: int = opt(50, 0, 5000, 'units per query entity taken as candidates')
@@ -75,6 +77,8 @@ class RetrievalConfig:
     prior_importance: float = opt(0.04, 0.0, 0.25, 'score x (1 + this x (importance / 5 - 1))')
     prior_strength: float = opt(0.10, 0.0, 0.25, 'score x (1 + this x (strength - 1)); strength in [0, 2]')
     prior_valence: float = opt(0.03, 0.0, 0.25, 'score x (1 + this x valence)')
+    prior_facts: float = opt(0.10, 0.0, 0.25, 'score x ~(1 +- this) for a memory stating the value an entity '
+                             'of the query has now (or as_of) / no longer has')
     filter_exact_limit: int = opt(4096, 0, 10**6, 'filtered queries matching at most this many units '
                                   'compare the query with each of their vectors exactly')
     filter_select_limit: int = opt(100000, 0, 10**7, 'up to this many matching units, the vector index '
@@ -83,7 +87,8 @@ class RetrievalConfig:
     max_top_k: int = opt(100, 1, 10000, 'largest top_k a request may ask for')
 
     def __post_init__(self) -> None:
-        priors = self.prior_recency + self.prior_importance + self.prior_strength + self.prior_valence
+        priors = (self.prior_recency + self.prior_importance + self.prior_strength + self.prior_valence
+                  + self.prior_facts)
         if priors > 0.5:
             msg = (f'retrieval priors sum to {priors:.3g} (> 0.5): they are bounded modulations '
                    'of relevance and must not be able to bury a clearly better match')

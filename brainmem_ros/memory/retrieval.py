@@ -102,11 +102,13 @@ def _idf(df: int, total: int) -> float:
 def _ideal_bm25(counts: Mapping[str, int], total: int) -> float:
     """The BM25 of a memory of average length holding each query term once.
 
-    Lexical evidence is BM25 over this: a memory matching only the query's common words
-    scores low even when it is the best lexical match. Terms no memory holds are left out
-    (they cannot tell memories apart).
+    Lexical evidence is BM25 over this, so a memory matching only the query's common
+    words scores low even when it is the best lexical match. Terms no memory holds are
+    left out (they cannot tell memories apart), but the ideal is never below the IDF of
+    a word only one memory holds: a query whose one known word is common ("the user")
+    has weak lexical evidence, however well a memory matches that word.
     """
-    return sum(_idf(df, total) for df in counts.values()) or 1.0
+    return max(sum(_idf(df, total) for df in counts.values()), _idf(1, total), 1e-9)
 
 
 def entity_mentions(text: str, max_words: int = 3) -> list[str]:
@@ -181,7 +183,7 @@ class Retriever:
             # Rare entities say more than common ones ("the user" is in every other memory).
             total = self.store.max_id()
             weight = {k: _idf(n, total) for k, n in counts.items()}
-            mass = sum(weight.values())
+            mass = max(sum(weight.values()), _idf(1, total))  # as for BM25: see _ideal_bm25
             per_key = self.store.units_with_entities(list(counts), per_key=cfg.entity_candidates,
                                                      unit_filter=unit_filter)
             for key, ids in per_key.items():
@@ -324,7 +326,10 @@ class Retriever:
                  * (1.0 + cfg.prior_importance * (2.0 * importance - 1.0))
                  * (1.0 + cfg.prior_strength * (strength - 1.0))
                  * (1.0 + cfg.prior_valence * valence))
-        prior = prior * column(facts.get(h.id, 1.0) for h in heads)
+        # fact_factors says which way (and, for several entities, how often); the prior
+        # bounds how far: +-prior_facts per entity at most.
+        fact = np.clip(column(facts.get(h.id, 1.0) for h in heads), 0.5, 2.0)
+        prior = prior * np.exp(cfg.prior_facts * np.log(fact) / np.log(1.25))
         return (relevance * prior,
                 (relevance, recency, importance, activation, vector, lexical, entity, prior))
 
@@ -343,14 +348,14 @@ class _Scale:
         if not found.entity:
             self.w_vector, self.w_entity = self.w_vector + self.w_entity, 0.0
         self._best_cos = max(found.cosine.values(), default=max(cosine.values(), default=1.0))
-        self._floor = min(found.cosine_floor, self._best_cos)
+        # Near-identical candidates (a month of the same routine) must not spread over the
+        # whole [0, 1]: the scale spans at least ``vector_span`` of cosine.
+        self._floor = min(found.cosine_floor, self._best_cos - cfg.vector_span)
         self._lexical = found.lexical
         self._entity = found.entity
 
     def vector(self, cos: float) -> float:
-        span = self._best_cos - self._floor
-        if span <= 1e-9:
-            return 1.0 if cos >= self._best_cos else 0.0
+        span = max(self._best_cos - self._floor, 1e-9)
         return min(1.0, max(0.0, (cos - self._floor) / span))
 
     def lexical(self, uid: int) -> float:
