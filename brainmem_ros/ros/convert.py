@@ -181,7 +181,8 @@ def scored_to_msg(scored: ScoredMemory) -> ScoredMemoryMsg:
         unit=unit_to_msg(scored.unit), score=float(scored.score),
         relevance=float(scored.parts.relevance), recency=float(scored.parts.recency),
         importance=float(scored.parts.importance), activation=float(scored.parts.activation),
-        path=list(scored.path))
+        vector=float(scored.parts.vector), lexical=float(scored.parts.lexical),
+        entity=float(scored.parts.entity), prior=float(scored.parts.prior), path=list(scored.path))
 
 
 def check_finite(name: str, value: float) -> float:
