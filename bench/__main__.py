@@ -1,7 +1,7 @@
 """``make bench``: run every benchmark and regenerate its page under docs/.
 
 ``python -m bench [--sizes 10000 100000 1000000] [--skip-ros] [--only report]``: the
-scenario recall table (docs/retrieval.md), the encoder comparison, then the scaling benchmarks, the peers
+encoder comparison, then the scaling benchmarks, the peers
 and the what-if prototypes at each size, then docs/benchmarks.md and its plots.
 Stores are built once and reused (see bench/common.py); the 1M store takes about
 10 minutes to build and about 5 GB of disk.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench import encoder, enrichment_latency, eval_extraction, peers, perf, report, scenarios, whatif
+from bench import encoder, enrichment_latency, eval_extraction, peers, perf, report, whatif
 
-STEPS = ('scenarios', 'encoder', 'extraction', 'enrichment', 'perf', 'peers', 'whatif', 'report')
+STEPS = ('encoder', 'extraction', 'enrichment', 'perf', 'peers', 'whatif', 'report')
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,8 +25,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--only', nargs='+', choices=STEPS, default=list(STEPS))
     args = parser.parse_args(argv)
     sizes = [str(int(s)) for s in args.sizes]
-    if 'scenarios' in args.only:
-        scenarios.main()
     if 'encoder' in args.only:
         encoder.main([])
     if 'extraction' in args.only:

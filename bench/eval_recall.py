@@ -275,6 +275,12 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         ]
     out = DOCS / 'retrieval.md'
     out.write_text('\n'.join(lines))
+    multi = [s for s in scenarios if s['multi_hop']]
+    summary = {'locomo': dict(rows), 'scenarios': list(scenarios), 'distractors': distractors,
+               'multi_hop': {'graph': float(np.mean([s['graph'] for s in multi])),
+                             'vector': float(np.mean([s['vector'] for s in multi])),
+                             'cases': len(multi), 'distractors': distractors} if multi else None}
+    (DOCS / 'retrieval.json').write_text(json.dumps(summary, indent=1))
     return out
 
 

@@ -168,16 +168,8 @@ def graph_peers(store: Path, embedder: Embedder, n: int, n_queries: int = 30) ->
 
 
 def _seeds(mem: BrainMem, q: Query) -> dict[int, float]:
-    # The seeds Retriever.run computes (hybrid recall, relevance sharpened).
-    r = mem.retriever
-    texts, weights = [t for t, _ in q.parts], [w for _, w in q.parts]
-    qvecs = r.embedder.embed(texts)
-    fused = r.recall(q, qvecs, weights, max(q.top_k * r.config.recall_factor, q.top_k))
-    vectors = mem.store_db.vectors(fused)
-    relevance = {u: float(max(0.0, *(w * float(s) for w, s in zip(weights, qvecs @ v, strict=True))))
-                 for u, v in vectors.items()}
-    best = max(relevance.values(), default=0.0) or 1.0
-    return {u: (relevance.get(u, 0.0) / best) ** r.config.seed_sharpness for u in fused}
+    # The seeds Retriever.run spreads from: each candidate's recall evidence.
+    return mem.retriever.seeds(q)
 
 
 def main(argv: list[str] | None = None) -> None:

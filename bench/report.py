@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
@@ -177,16 +178,16 @@ def _targets(res: dict[str, Any], sizes: list[int]) -> str:
 
 
 def _multi_hop_row() -> tuple[str, str, str, str]:
-    # docs/retrieval.md is written by bench/scenarios.py in the same `make bench`.
-    path = DOCS / 'retrieval.md'
-    for line in path.read_text().splitlines() if path.exists() else []:
-        cells = [c.strip() for c in line.strip('|').split('|')]
-        if len(cells) == 4 and cells[0] == 'multi-hop':
-            graph, vector = float(cells[2]), float(cells[3])
-            return ('Graph vs plain vector top-k, multi-hop', 'strictly better recall',
-                    f'recall@k {graph:.2f} vs {vector:.2f} over {cells[1]} cases '
-                    '([retrieval.md](retrieval.md))', 'met' if graph > vector else '**missed**')
-    return ('Graph vs plain vector top-k, multi-hop', 'strictly better recall', 'not measured', '')
+    # docs/retrieval.json is written by `make eval` (bench/eval_recall.py).
+    path = DOCS / 'retrieval.json'
+    multi = json.loads(path.read_text()).get('multi_hop') if path.exists() else None
+    if not multi:
+        return ('Graph vs plain vector top-k, multi-hop', 'strictly better recall', 'not measured', '')
+    graph, vector = multi['graph'], multi['vector']
+    return ('Graph vs plain vector top-k, multi-hop', 'strictly better recall',
+            f'recall@k {graph:.2f} vs {vector:.2f} over {multi["cases"]} cases on '
+            f'{multi["distractors"]:,} distractors ([retrieval.md](retrieval.md))',
+            'met' if graph > vector else '**missed**')
 
 
 def _build_section(res: dict[str, Any], sizes: list[int]) -> str:

@@ -46,7 +46,7 @@ def test_damaged_database(tmp_path: Path, embedder: object) -> None:
     assert fatal and 'damaged' in fatal[0] and 'memory.db' in fatal[0], text
 
 
-@pytest.mark.parametrize(('arg', 'name'), [('memory.retrieval.w_rel:=high', 'memory.retrieval.w_rel'),
+@pytest.mark.parametrize(('arg', 'name'), [('memory.retrieval.w_act:=high', 'memory.retrieval.w_act'),
                                            ('memory.retrieval.hops:=1.0', 'memory.retrieval.hops'),
                                            ('qos_depth:=0', 'qos_depth')])
 def test_wrongly_typed_parameter(tmp_path: Path, arg: str, name: str) -> None:

@@ -67,9 +67,9 @@ def _set(client: Any, name: str, value: ParameterValue) -> Any:
 
 def test_runtime_parameters_are_validated(tmp_path: Path, model_paths: object) -> None:
     with running_node(tmp_path / 'mem') as (node, client):
-        ok = _set(client, 'memory.retrieval.w_rel',
+        ok = _set(client, 'memory.retrieval.w_act',
                   ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=0.9))
-        assert ok.successful and node.mem.retriever.config.w_rel == pytest.approx(0.9)
+        assert ok.successful and node.mem.retriever.config.w_act == pytest.approx(0.9)
         bad = _set(client, 'memory.retrieval.hops',
                    ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=9))
         assert not bad.successful and node.mem.retriever.config.hops == 2

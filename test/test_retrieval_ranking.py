@@ -83,12 +83,13 @@ def test_filters_find_matches_outside_the_vector_shortlist(mem_factory: Any, how
                        pose=Pose(100.0, 100.0, frame='map'))
     query = 'I saw a mug on the table in the kitchen'
     assert target.id not in {h.unit.id for h in mem.retrieve(query, top_k=40)}
-    options: dict[str, Any] = {
+    every: dict[str, dict[str, Any]] = {
         'episode': {'episode_id': 'ep-B'},
         'window': {'since': T0 + 4 * 86400, 'until': T0 + 6 * 86400},
         'radius': {'near': Pose(101.0, 100.0, frame='map'), 'radius': 3.0},
         'as_of': {'as_of': T0 + 1000},
-    }[how]
+    }
+    options = every[how]
     hits = mem.retrieve(query, top_k=5, **options)
     if how == 'as_of':
         # Only what existed then: the 17 memories stored by T0 + 1000 s, never the target.

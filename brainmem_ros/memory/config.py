@@ -1,6 +1,6 @@
 """One validated, typed configuration for the memory core.
 
-The ROS layer declares the same names as node parameters (``retrieval.w_rel`` ...)
+The ROS layer declares the same names as node parameters (``retrieval.w_act`` ...)
 and builds this object with :func:`MemoryConfig.from_mapping`, so a value is
 checked in exactly one place whether it comes from YAML, a parameter or Python.
 """

@@ -252,20 +252,10 @@ class Retriever:
     def run(self, q: Query, *, now: float) -> list[ScoredMemory]:
         """Retrieve, rank and return the best ``q.top_k`` memories (no side effects)."""
         cfg = self.config
-        texts = [t for t, _ in q.parts]
         weights = [w for _, w in q.parts]
-        qvecs = self.embedder.embed(texts)
-        found = self.recall(q, qvecs, weights)
-        seed_ids = found.ids
-        if not seed_ids:
+        qvecs, scale, cosine, evidence = self._evidence(q)
+        if not evidence:
             return []
-        vectors = self.store.vectors(i for i in seed_ids if i not in found.cosine)
-        cosine = dict(found.cosine)
-        if vectors:
-            cosine.update(zip(vectors, _relevances(qvecs, weights, list(vectors.values())).tolist(),
-                              strict=True))
-        scale = _Scale(cosine, found, cfg)
-        evidence = {uid: scale.evidence(uid, cosine.get(uid, 0.0)) for uid in seed_ids}
         activated = spread(evidence, self.neighbours, hops=cfg.hops, decay=cfg.hop_decay,
                            threshold=cfg.activation_threshold, max_activated=cfg.max_activated)
         heads = [h for h in self.store.unit_heads(activated, with_pose=q.near is not None).values()
@@ -291,6 +281,27 @@ class Retriever:
                              parts=ScoreParts(*(float(p[i]) for p in parts)),
                              path=_path(activated[heads[i].id], heads[i].id))
                 for i in order if heads[i].id in units]
+
+    def seeds(self, q: Query) -> dict[int, float]:
+        """The evidence of each recalled candidate: where spreading activation starts."""
+        return self._evidence(q)[3]
+
+    def _evidence(self, q: Query
+                  ) -> tuple[npt.NDArray[np.float32], _Scale, dict[int, float], dict[int, float]]:
+        """Query vectors, the evidence scale, cosines and the evidence of every candidate."""
+        texts = [t for t, _ in q.parts]
+        weights = [w for _, w in q.parts]
+        qvecs = self.embedder.embed(texts)
+        found = self.recall(q, qvecs, weights)
+        seed_ids = found.ids
+        cosine = dict(found.cosine)
+        vectors = self.store.vectors(i for i in seed_ids if i not in found.cosine)
+        if vectors:
+            cosine.update(zip(vectors, _relevances(qvecs, weights, list(vectors.values())).tolist(),
+                              strict=True))
+        scale = _Scale(cosine, found, self.config)
+        evidence = {uid: scale.evidence(uid, cosine.get(uid, 0.0)) for uid in seed_ids}
+        return qvecs, scale, cosine, evidence
 
     def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
         """The strongest ``fanout`` edges of each unit: what activation spreads along."""
