@@ -205,12 +205,13 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         'of an episode, shared entities, similar meaning, causes and co-use. A memory keeps the '
         'strongest activation another memory passed it:',
         '',
-        f'`relevance = evidence + {cfg.w_act:.2f} x activation x (1 - evidence)`',
+        f'`relevance = evidence + {cfg.w_act:.2f} x max(0, activation - evidence)`',
         '',
-        'so activation fills in what a memory\'s own evidence lacks: a memory linked to the best '
-        'matches (the answer in the turn after the question, the key of the closet that holds the '
-        'charger) rises, and a direct match gains little from its neighbours, so two competing '
-        'matches cannot lift each other over a better one.',
+        'so linked memories lift a memory towards the activation they pass on, never above it: a '
+        'memory the query does not describe (the answer in the turn after the question, the '
+        'watering can kept with the drooping fern) rises next to a strong match, while a cluster '
+        'of similar memories (a month of the same routine) cannot lift each other over a better '
+        'match. Among results, a text already returned is skipped (routine logs repeat sentences).',
         '',
         '`score = relevance x prior`, with `prior = (1 + a (2 recency - 1)) (1 + b (importance / 5 - 1)) '
         '(1 + c (strength - 1)) (1 + d valence)` x 0.8 for a memory whose stated value was since '

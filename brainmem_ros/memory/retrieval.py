@@ -6,9 +6,9 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
   (shares normalised to 1), each part in [0, 1] relative to the best candidate of this
   query, so that no list's raw scale (a cosine lives in 0.3-0.7, BM25 is unbounded)
   decides alone;
-- **relevance** = evidence + ``w_act * activation``: what linked memories (the previous and
-  next moments of the same episode, shared entities, causes, ...) pass on by spreading
-  activation from the candidates' evidence;
+- **relevance** = evidence + ``w_act * max(0, activation - evidence)``: linked memories
+  (the previous and next moments of the same episode, shared entities, causes, ...) pass
+  on activation spread from the candidates' evidence, and lift a memory towards it;
 - **score** = relevance x prior, where the prior multiplies bounded terms for recency,
   importance, learned strength and valence (their weights sum to at most 0.5,
   ``RetrievalConfig``), and by the facts of the query's entities (``facts.fact_factors``):
@@ -275,12 +275,26 @@ class Retriever:
         scores, parts = self._scores(heads, scale, cosine, activated, facts, now=now)
         # Best score first, newer id first among equals; only the top k leave as units.
         order = np.lexsort((-np.fromiter((h.id for h in heads), dtype=np.int64, count=len(heads)),
-                            -scores))[:q.top_k]
-        units = self.store.get_units(heads[i].id for i in order)
-        return [ScoredMemory(unit=units[heads[i].id], score=float(scores[i]),
-                             parts=ScoreParts(*(float(p[i]) for p in parts)),
-                             path=_path(activated[heads[i].id], heads[i].id))
-                for i in order if heads[i].id in units]
+                            -scores))
+        results: list[ScoredMemory] = []
+        seen: set[str] = set()
+        # A month of routine logs the same sentence many times; the planner gains nothing
+        # from ten copies, so a text already returned (the newest, best copy) is skipped.
+        for start in range(0, len(order), 2 * q.top_k):
+            chunk = order[start:start + 2 * q.top_k]
+            units = self.store.get_units(heads[i].id for i in chunk)
+            for i in chunk:
+                unit = units.get(heads[i].id)
+                text = unit and _same_text_key(unit.text)
+                if unit is None or text in seen:
+                    continue
+                seen.add(text or '')
+                results.append(ScoredMemory(unit=unit, score=float(scores[i]),
+                                            parts=ScoreParts(*(float(p[i]) for p in parts)),
+                                            path=_path(activated[heads[i].id], heads[i].id)))
+                if len(results) == q.top_k:
+                    return results
+        return results
 
     def seeds(self, q: Query) -> dict[int, float]:
         """The evidence of each recalled candidate: where spreading activation starts."""
@@ -325,9 +339,11 @@ class Retriever:
         entity = column(scale.entity(h.id) for h in heads)
         evidence = scale.w_vector * vector + scale.w_lexical * lexical + scale.w_entity * entity
         activation = np.minimum(1.0, column(activated[h.id].received for h in heads))
-        # Linked memories fill in what a memory's own evidence lacks: a strong direct
-        # match gains little, a memory the query does not describe gains the most.
-        relevance = evidence + cfg.w_act * activation * (1.0 - evidence)
+        # Linked memories lift a memory towards what they pass on, never above it: a memory
+        # the query does not describe rises next to a strong match (the answer in the
+        # turn after the question), while a cluster of similar memories (a month of the
+        # same routine) cannot lift each other over a better match.
+        relevance = evidence + cfg.w_act * np.maximum(0.0, activation - evidence)
         hours = np.maximum(0.0, now - column(h.last_access for h in heads)) / 3600.0
         recency = np.exp(-cfg.recency_lambda * hours)
         importance = np.clip(column(h.importance for h in heads) / 10.0, 0.0, 1.0)
@@ -378,6 +394,11 @@ class _Scale:
     def evidence(self, uid: int, cos: float) -> float:
         return (self.w_vector * self.vector(cos) + self.w_lexical * self.lexical(uid)
                 + self.w_entity * self.entity(uid))
+
+
+def _same_text_key(text: str) -> str:
+    """Texts equal up to case, spacing and punctuation share this key."""
+    return ' '.join(w.lower() for w in WORD.findall(text))
 
 
 def _path(activation: Activation, uid: int) -> tuple[int, ...]:

@@ -190,8 +190,8 @@ class Edge(NamedTuple):
 class ScoreParts:
     """The terms of a retrieved memory's score (docs/retrieval.md gives the formula).
 
-    ``score = relevance x prior``; ``relevance = evidence + w_act x activation``, where
-    evidence is the weighted sum of ``vector``, ``lexical`` and ``entity``.
+    ``score = relevance x prior``; ``relevance = evidence + w_act x max(0, activation - evidence)``,
+    where evidence is the weighted sum of ``vector``, ``lexical`` and ``entity``.
     """
 
     relevance: float  # what ranks: the recall evidence plus what linked memories pass on
