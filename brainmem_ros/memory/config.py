@@ -67,6 +67,8 @@ class RetrievalConfig:
     vector_candidates: int = opt(100, 10, 5000, 'vector neighbours taken as candidates')
     lexical_candidates: int = opt(100, 0, 5000, 'BM25 matches taken as candidates')
     entity_candidates: int = opt(50, 0, 5000, 'units per query entity taken as candidates')
+    spread_floor: float = opt(0.3, 0.0, 1.0, 'candidates with less than this share of the best '
+                              'evidence do not spread activation')
     hops: int = opt(2, 0, 4, 'spreading activation hops')
     hop_decay: float = opt(0.6, 0.0, 1.0, 'activation multiplier per hop')
     activation_threshold: float = opt(0.05, 0.0, 1.0, 'activation below this stops spreading')

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -81,7 +82,7 @@ class Query:
         return [(t, w) for t, w in zip((self.query, self.goal, self.state), _PART_WEIGHTS, strict=True)
                 if t.strip()]
 
-    @property
+    @cached_property
     def filter(self) -> UnitFilter:
         """The filter the request's options make."""
         return UnitFilter(episode_id=self.episode_id, types=self.types, since=self.since,
@@ -219,8 +220,10 @@ class Retriever:
             for score, uid in zip(scores[row], ids[row], strict=True):
                 if uid >= 0:
                     best[int(uid)] = max(best.get(int(uid), -1.0), weight * float(score))
-        if allowed is None:
-            # The index holds every active unit: keep those the filter lets through.
+        if allowed is None and q.filter.narrows:
+            # A broad filter: the index holds every active unit, keep those it lets through.
+            # (Without a filter, derived types are dropped with everything else after
+            # spreading: a reflection that matches may still pass activation to its evidence.)
             heads = self.store.unit_heads(best, with_pose=q.near is not None)
             best = {uid: s for uid, s in best.items() if uid in heads and _passes(heads[uid], q)}
         best.update(found)
@@ -256,8 +259,14 @@ class Retriever:
         qvecs, scale, cosine, evidence = self._evidence(q)
         if not evidence:
             return []
-        activated = spread(evidence, self.neighbours, hops=cfg.hops, decay=cfg.hop_decay,
-                           threshold=cfg.activation_threshold, max_activated=cfg.max_activated)
+        # Only candidates with a fair share of the best evidence spread: activation lifts a
+        # memory towards what reaches it, so what weak seeds pass on changes no ranking.
+        floor = cfg.spread_floor * max(evidence.values())
+        activated = spread({u: e for u, e in evidence.items() if e >= floor}, self.neighbours,
+                           hops=cfg.hops, decay=cfg.hop_decay, threshold=cfg.activation_threshold,
+                           max_activated=cfg.max_activated)
+        for uid in evidence.keys() - activated.keys():
+            activated[uid] = Activation(evidence[uid], (uid,))
         heads = [h for h in self.store.unit_heads(activated, with_pose=q.near is not None).values()
                  if _passes(h, q, seeded=h.id in evidence)]
         missing = [h.id for h in heads if h.id not in cosine]
