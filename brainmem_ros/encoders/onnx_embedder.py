@@ -52,7 +52,8 @@ class OnnxEmbedder:
 
     def __init__(self, model_path: str | Path, tokenizer_path: str | Path, *,
                  max_tokens: int = 128, threads: int = 1, batch_size: int = 1,
-                 pooling: str = 'mean', cache_size: int = 1024, parallel: int = 1) -> None:
+                 pooling: str = 'mean', cache_size: int = 1024, parallel: int = 1,
+                 output: str = '') -> None:
         if max_tokens < 2 or threads < 1 or batch_size < 1 or cache_size < 0 or parallel < 1:
             msg = (f'invalid embedder options: max_tokens={max_tokens} (>= 2), threads={threads} '
                    f'(>= 1), batch_size={batch_size} (>= 1), cache_size={cache_size} (>= 0), '
@@ -86,7 +87,7 @@ class OnnxEmbedder:
             msg = f'{model_file} lacks the inputs {sorted(missing)}; not a sentence encoder'
             raise ModelError(msg)
         self._inputs = tuple(name for name in _TOKEN_INPUTS if name in declared)
-        self._output = self._session.get_outputs()[0].name
+        self._output = _pick_output(self._session, output, model_file)
         self._cache: LruCache[str, npt.NDArray[np.float32]] = LruCache(cache_size)
         self._dim = self._probe_dim()
 
@@ -148,10 +149,31 @@ class OnnxEmbedder:
         return normalised
 
     def _probe_dim(self) -> int:
-        shape = self._session.get_outputs()[0].shape
+        shape = next(o.shape for o in self._session.get_outputs() if o.name == self._output)
         if shape and isinstance(shape[-1], int) and shape[-1] > 0:
             return int(shape[-1])
         return int(self._run(['dimension probe']).shape[1])
+
+
+def _pick_output(session: ort.InferenceSession, wanted: str, path: Path) -> str:
+    """The output holding token states (pooled here) or a pooled vector.
+
+    ``wanted`` names it; otherwise the first output of shape (batch, tokens, dim), then the
+    first of shape (batch, dim), with dim a number: exported encoders differ in what
+    they put first (paraphrase-MiniLM-L3-v2's first output is a mask-like (batch, tokens)).
+    """
+    outputs = session.get_outputs()
+    names = [o.name for o in outputs]
+    if wanted:
+        if wanted not in names:
+            msg = f'{path} has no output {wanted!r} (it has: {", ".join(names)})'
+            raise ModelError(msg)
+        return wanted
+    for rank in (3, 2):
+        for o in outputs:
+            if len(o.shape) == rank and isinstance(o.shape[-1], int) and o.shape[-1] > 1:
+                return str(o.name)
+    return str(outputs[0].name)
 
 
 def _load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:

@@ -105,7 +105,7 @@ def default_embedder(config: EncoderConfig) -> Embedder:
         Path(config.embedder_model) if config.embedder_model else paths.embedder_model,
         Path(config.tokenizer) if config.tokenizer else paths.tokenizer,
         max_tokens=config.max_tokens, threads=config.threads, batch_size=config.batch_size,
-        parallel=config.parallel_calls)
+        parallel=config.parallel_calls, output=config.embedder_output)
     return embedder
 
 

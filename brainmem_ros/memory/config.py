@@ -156,6 +156,8 @@ class EncoderConfig:
     model_dir: str = text('', 'model cache directory ("" = default cache)')
     embedder_model: str = text('', 'ONNX sentence-encoder file ("" = all-MiniLM-L6-v2, dynamic int8)')
     tokenizer: str = text('', 'tokenizer.json of the encoder ("" = packaged)')
+    embedder_output: str = text('', 'ONNX output to pool ("" = the first (batch, tokens, dim) output, '
+                                'else the first (batch, dim) one)')
     max_tokens: int = opt(128, 8, 4096, 'tokens per text fed to the encoder')
     threads: int = opt(1, 1, 64, 'ONNX Runtime intra-op threads')
     batch_size: int = opt(1, 1, 4096, 'texts per encoder call (1: a vector never depends on its batch)')

@@ -619,15 +619,16 @@ class SqliteStore:
         """(unit id, BM25 score > 0) of the best matches of an FTS5 MATCH expression, best first.
 
         Ranking every match grows with the store (seconds for common words at 1M units),
-        so only the newest ``max(25 x limit, 1000)`` matches are ranked: rare words
-        (names, numbers), which are what lexical recall is for, have few matches and are
-        found at any age; common words are covered by the vector index anyway. A filter
+        so only the newest ``max(10 x limit, 1000)`` matches are ranked (ranking is most
+        of this call's time: 2.2 ms for 1,000 matches, 5.1 ms for 2,500 at 100k units): rare
+        words (names, numbers), which are what lexical recall is for, have few matches and
+        are found at any age; common words are covered by the vector index anyway. A filter
         that narrows (episode, time, place, types) is applied inside the query, so the
         newest matches counted are matches *of the filter*.
         """
         if limit <= 0:
             return []
-        scan = max(limit * 25, 1000)
+        scan = max(limit * 10, 1000)
         if unit_filter.narrows:
             cond, params = _filter_sql(unit_filter)
             rows = self.query(
