@@ -16,16 +16,22 @@ from __future__ import annotations
 import importlib.util
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from brainmem_ros.fleet.errors import LocalServerError
+
+if TYPE_CHECKING:
+    from brainmem_ros.fleet.config import FleetConfig
 
 ADMIN_USER = 'brainmem_admin'
 SERVER_USER = 'postgres'
@@ -224,3 +230,30 @@ class LocalPostgres:
             return self.log.read_text(errors='replace')[-n:]
         except OSError:
             return ''
+
+
+def setup_fleet(pg: LocalPostgres, dbname: str, robots: Sequence[str], *, fleet_id: str,
+                secrets_dir: Path, dim: int, **options: Any) -> dict[str, FleetConfig]:
+    """A migrated fleet database with one role per robot; each robot's FleetConfig.
+
+    Each robot's password is random and written to ``secrets_dir/<robot>.password``
+    (mode 0600), which its config names: what an operator does for a real fleet.
+    """
+    import psycopg
+
+    from brainmem_ros.fleet.config import FleetConfig
+    from brainmem_ros.fleet.credentials import write_password
+    from brainmem_ros.fleet.schema import migrate, provision_robot
+
+    pg.create_database(dbname)
+    secrets_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    configs: dict[str, FleetConfig] = {}
+    with psycopg.connect(pg.admin_conninfo(dbname), autocommit=True) as conn:
+        migrate(conn, dim=dim)
+        for robot in robots:
+            password = secrets.token_urlsafe(24)
+            provision_robot(conn, robot, fleet_id=fleet_id, password=password)
+            cred = write_password(secrets_dir / f'{robot}.password', password)
+            configs[robot] = FleetConfig(enabled=True, robot_id=robot, dsn=pg.robot_conninfo(dbname),
+                                         credentials_file=str(cred), sslmode='disable', **options)
+    return configs

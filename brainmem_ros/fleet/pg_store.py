@@ -1,0 +1,310 @@
+"""The fleet server's SQL: upserts of shared units, reinforcements, fleet recall.
+
+All statements of the fleet tier against PostgreSQL live here, over a psycopg 3
+connection pool. A server that cannot be reached raises
+:class:`FleetUnavailableError` within about ``connect_timeout_s``; a statement the
+server refuses (row-level security, grants) raises :class:`FleetDeniedError`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from brainmem_ros.fleet.errors import FleetDeniedError, FleetSchemaError, FleetUnavailableError
+from brainmem_ros.fleet.schema import SCHEMA_VERSION, schema_version
+
+_WORD = re.compile(r'[^\W_]+', re.UNICODE)
+_UNIT_COLUMNS = ('robot_id, unit_id, stamp, type, episode_id, source, text, entities, state_changes, '
+                 'outcome, importance, strength, valence, pose, marginalized, '
+                 'extract(epoch FROM updated_at)')
+
+
+@dataclass(frozen=True)
+class FleetRow:
+    """One shared unit as the server stores it (the sender's robot id is implied)."""
+
+    unit_id: int
+    version: int
+    stamp: float
+    type: str
+    episode_id: str
+    source: str
+    text: str
+    entity_names: str
+    entities: str  # JSON, as in the robot's SQLite
+    state_changes: str  # JSON
+    outcome: str
+    importance: float
+    strength: float
+    valence: float
+    pose: str | None  # JSON [x, y, z, qx, qy, qz, qw, frame]
+    marginalized: bool
+    vector: npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class FleetHit:
+    """A fleet unit found by recall, with its raw evidence."""
+
+    robot_id: str
+    unit_id: int
+    stamp: float
+    type: str
+    episode_id: str
+    source: str
+    text: str
+    entities: Any
+    state_changes: Any
+    outcome: str
+    importance: float
+    strength: float
+    valence: float
+    pose: Any
+    marginalized: bool
+    updated: float  # when the owner last sent it (POSIX seconds)
+    cosine: float
+    lexical: float  # ts_rank_cd, 0 when found by the vector list only
+
+
+@dataclass(frozen=True)
+class Reinforcement:
+    """A reward one robot gave to a unit another robot shared."""
+
+    id: int  # server id (0 before it is sent)
+    robot_id: str  # owner of the unit
+    unit_id: int
+    by_robot: str
+    reward: float
+    note: str
+    stamp: float
+
+
+@dataclass(frozen=True)
+class RecallFilter:
+    """What fleet recall may return."""
+
+    types: tuple[str, ...]
+    since: float | None = None
+    until: float | None = None
+    include_marginalized: bool = False
+
+
+def vector_literal(vector: npt.NDArray[np.float32]) -> str:
+    """pgvector's text form (no extra client dependency)."""
+    return '[' + ','.join(f'{v:.6g}' for v in np.asarray(vector, dtype=np.float32).tolist()) + ']'
+
+
+def or_query(text: str) -> str:
+    """A tsquery matching any word of ``text`` (BM25-like recall: no word is required)."""
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
+    return ' | '.join(words)
+
+
+class FleetClient:
+    """A robot's connection pool to the fleet database, logged in as its own role."""
+
+    def __init__(self, conninfo: str, *, user: str, password: str, robot_id: str,
+                 connect_timeout_s: float = 2.0, statement_timeout_ms: int = 2000,
+                 ssl: dict[str, str] | None = None, max_size: int = 3) -> None:
+        self.robot_id = robot_id
+        self.connect_timeout_s = connect_timeout_s
+        kwargs: dict[str, Any] = {
+            'user': user, 'password': password, 'connect_timeout': max(1, round(connect_timeout_s)),
+            'options': f'-c statement_timeout={int(statement_timeout_ms)}',
+            'application_name': f'brainmem/{robot_id}',
+        }
+        kwargs.update({k: v for k, v in (ssl or {}).items() if v})
+        # min_size 0: no background reconnect storm while the server is down; a
+        # connection is made when one is needed and checked before it is lent.
+        self._pool = ConnectionPool(conninfo, min_size=0, max_size=max_size, kwargs=kwargs,
+                                    open=False, check=ConnectionPool.check_connection,
+                                    timeout=connect_timeout_s + 0.5, name=f'fleet-{robot_id}')
+        self._pool.open(wait=False)
+
+    def close(self) -> None:
+        """Close every connection."""
+        self._pool.close(timeout=2.0)
+
+    def __enter__(self) -> FleetClient:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout:
+            msg = f'fleet server unreachable (no connection within {self.connect_timeout_s:.1f} s)'
+            raise FleetUnavailableError(msg) from None
+        except psycopg.errors.InsufficientPrivilege as exc:
+            msg = f'fleet server refused: {exc}'.strip()
+            raise FleetDeniedError(msg) from None
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            msg = f'fleet server unreachable: {str(exc).strip() or type(exc).__name__}'
+            raise FleetUnavailableError(msg) from None
+
+    # -- checks ----------------------------------------------------------------------
+
+    def check_schema(self, *, dim: int) -> None:
+        """Refuse a database without our schema version or with another vector size."""
+        with self._conn() as conn:
+            version = schema_version(conn)
+            found = conn.execute("SELECT value FROM fleet_meta WHERE key = 'dim'").fetchone() \
+                if version else None
+        if version != SCHEMA_VERSION:
+            msg = (f'the fleet database has schema version {version}, this robot needs '
+                   f'{SCHEMA_VERSION}: an operator runs the migration (docs/fleet.md)')
+            raise FleetSchemaError(msg)
+        if found is None or int(found[0]) != dim:
+            msg = f'the fleet database holds {found[0] if found else "?"}-d vectors, this robot {dim}-d'
+            raise FleetSchemaError(msg)
+
+    # -- writes ----------------------------------------------------------------------
+
+    def upsert_units(self, rows: Sequence[FleetRow], *, fleet_id: str) -> int:
+        """Insert or update rows in one transaction; older versions never overwrite newer.
+
+        Keyed by (robot_id, unit_id): sending a row twice (a replay after a crash)
+        changes nothing. Returns the number of rows written or already current.
+        """
+        if not rows:
+            return 0
+        sql = (
+            'INSERT INTO fleet_units (robot_id, unit_id, fleet_id, version, stamp, type, episode_id, '
+            'source, text, entity_names, entities, state_changes, outcome, importance, strength, '
+            'valence, pose, marginalized, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
+            '%s::jsonb, %s::jsonb, %s, %s, %s, %s, %s::jsonb, %s, %s::vector) '
+            'ON CONFLICT (robot_id, unit_id) DO UPDATE SET version = excluded.version, '
+            'stamp = excluded.stamp, type = excluded.type, episode_id = excluded.episode_id, '
+            'source = excluded.source, text = excluded.text, entity_names = excluded.entity_names, '
+            'entities = excluded.entities, state_changes = excluded.state_changes, '
+            'outcome = excluded.outcome, importance = excluded.importance, '
+            'strength = excluded.strength, valence = excluded.valence, pose = excluded.pose, '
+            'marginalized = excluded.marginalized, embedding = excluded.embedding, shared = true, '
+            'updated_at = now() WHERE fleet_units.version < excluded.version')
+        params = [(self.robot_id, r.unit_id, fleet_id, r.version, r.stamp, r.type, r.episode_id,
+                   r.source, r.text, r.entity_names, r.entities, r.state_changes, r.outcome,
+                   r.importance, r.strength, r.valence, r.pose, r.marginalized,
+                   vector_literal(r.vector)) for r in rows]
+        with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
+            cur.executemany(sql, params)
+        return len(rows)
+
+    def unshare_units(self, unit_ids: Sequence[int]) -> int:
+        """Remove this robot's rows (a unit deleted or no longer shared)."""
+        if not unit_ids:
+            return 0
+        with self._conn() as conn, conn.transaction():
+            cur = conn.execute('DELETE FROM fleet_units WHERE robot_id = %s AND unit_id = ANY(%s)',
+                               (self.robot_id, list(unit_ids)))
+            return int(cur.rowcount)
+
+    def send_reinforcements(self, items: Sequence[tuple[int, Reinforcement]], *, fleet_id: str) -> int:
+        """Insert (local_seq, reinforcement) pairs; a resent pair is a no-op."""
+        if not items:
+            return 0
+        sql = ('INSERT INTO fleet_reinforcements (fleet_id, robot_id, unit_id, by_robot, local_seq, '
+               'reward, note, stamp) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) '
+               'ON CONFLICT (by_robot, local_seq) DO NOTHING')
+        with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
+            cur.executemany(sql, [(fleet_id, r.robot_id, r.unit_id, self.robot_id, seq, r.reward,
+                                   r.note, r.stamp) for seq, r in items])
+        return len(items)
+
+    # -- reads -----------------------------------------------------------------------
+
+    def reinforcements_for_me(self, *, after_id: int, limit: int) -> list[Reinforcement]:
+        """Rewards other robots gave to this robot's units, oldest first."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                'SELECT id, robot_id, unit_id, by_robot, reward, note, stamp FROM fleet_reinforcements '
+                'WHERE robot_id = %s AND id > %s ORDER BY id LIMIT %s',
+                (self.robot_id, after_id, limit)).fetchall()
+        return [Reinforcement(int(i), r, int(u), b, float(w), n, float(s)) for i, r, u, b, w, n, s in rows]
+
+    def recall(self, vector: npt.NDArray[np.float32], text: str, *, limit: int,
+               recall_filter: RecallFilter) -> list[FleetHit]:
+        """Other robots' shared units nearest to ``vector`` (HNSW) or matching ``text``.
+
+        Two candidate lists, as in local recall: approximate nearest neighbours by
+        cosine, and full-text matches ranked by ``ts_rank_cd``; each hit carries both
+        its cosine and its text rank, fused by :mod:`brainmem_ros.fleet.fusion`.
+        """
+        conds = ['robot_id <> %(me)s', 'type = ANY(%(types)s)']
+        params: dict[str, Any] = {'me': self.robot_id, 'types': list(recall_filter.types),
+                                  'vec': vector_literal(vector), 'limit': limit}
+        if not recall_filter.include_marginalized:
+            conds.append('NOT marginalized')
+        if recall_filter.since is not None:
+            conds.append('stamp >= %(since)s')
+            params['since'] = recall_filter.since
+        if recall_filter.until is not None:
+            conds.append('stamp <= %(until)s')
+            params['until'] = recall_filter.until
+        where = ' AND '.join(conds)
+        hits: dict[tuple[str, int], FleetHit] = {}
+        with self._conn() as conn, conn.transaction():
+            # ef_search bounds the candidates HNSW visits; it must cover the list asked for.
+            conn.execute(f'SET LOCAL hnsw.ef_search = {max(40, int(limit))}')
+            rows = conn.execute(
+                f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), 0.0 FROM fleet_units '
+                f'WHERE {where} ORDER BY embedding <=> %(vec)s::vector LIMIT %(limit)s', params).fetchall()
+            query = or_query(text)
+            if query:
+                params['q'] = query
+                rows += conn.execute(
+                    f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), ts_rank_cd(tsv, q) '
+                    f"FROM fleet_units, to_tsquery('english', %(q)s) q WHERE tsv @@ q AND {where} "
+                    'ORDER BY ts_rank_cd(tsv, q) DESC LIMIT %(limit)s', params).fetchall()
+        for row in rows:
+            hit = FleetHit(str(row[0]), int(row[1]), float(row[2]), str(row[3]), str(row[4]), str(row[5]),
+                           str(row[6]), row[7], row[8], str(row[9]), float(row[10]), float(row[11]),
+                           float(row[12]), row[13], bool(row[14]), float(row[15]), float(row[16]),
+                           float(row[17]))
+            key = (hit.robot_id, hit.unit_id)
+            if key not in hits or hit.lexical > hits[key].lexical:
+                hits[key] = hit
+        return list(hits.values())
+
+    def shared_count(self, *, robot_id: str | None = None) -> int:
+        """Rows this role can read (one robot's, or the fleet's)."""
+        with self._conn() as conn:
+            if robot_id is None:
+                row = conn.execute('SELECT count(*) FROM fleet_units').fetchone()
+            else:
+                row = conn.execute('SELECT count(*) FROM fleet_units WHERE robot_id = %s',
+                                   (robot_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def unit_strength(self, robot_id: str, unit_id: int) -> float | None:
+        """The strength the fleet sees for one unit (None when not shared)."""
+        with self._conn() as conn:
+            row = conn.execute('SELECT strength FROM fleet_units WHERE robot_id = %s AND unit_id = %s',
+                               (robot_id, unit_id)).fetchone()
+        return float(row[0]) if row else None
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement as this robot's role (tests of the security model)."""
+        with self._conn() as conn, conn.transaction():
+            cur = conn.execute(sql, params)  # type: ignore[arg-type]
+            return list(cur.fetchall()) if cur.description else []
+
+
+def pose_json(pose: Any) -> str | None:
+    """The pose column's JSON, unchanged from the SQLite row."""
+    return None if pose is None else json.dumps(pose) if not isinstance(pose, str) else pose
