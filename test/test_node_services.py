@@ -44,8 +44,9 @@ def test_store_retrieve_reinforce_over_dds(tmp_path: Path, model_paths: object) 
             assert resp.success, resp.message
             assert resp.unit.text == text and resp.id == resp.unit.id
             ids.append(resp.id)
-        assert 'fridge' in [e.name for e in call(client, Store, 'store', observation(
-            'The fridge door is open')).unit.entities]
+        # the extractor may keep the compound ('fridge door'): the fridge is named either way
+        assert any('fridge' in e.name for e in call(client, Store, 'store', observation(
+            'The fridge door is open')).unit.entities)
 
         req = Retrieve.Request(query='keep the medicine cold', top_k=2)
         resp = call(client, Retrieve, 'retrieve', req)

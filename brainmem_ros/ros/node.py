@@ -41,7 +41,14 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from brainmem_ros.errors import BrainMemError, ConfigError, ModelError, StoreError, UnknownIdError
+from brainmem_ros.errors import (
+    BrainMemError,
+    ConfigError,
+    ModelError,
+    SchemaVersionError,
+    StoreError,
+    UnknownIdError,
+)
 from brainmem_ros.memory.brainmem import BrainMem, check_text
 from brainmem_ros.memory.config import MemoryConfig
 from brainmem_ros.memory.types import MemoryEvent, ObservationInput, Pose
@@ -134,7 +141,7 @@ class BrainMemNode(LifecycleNode):
             self._configure()
         except Exception as exc:  # every cause is reported, in one line, with a remedy
             self.configure_error = self._configure_reason(exc)
-            self.get_logger().error(f'could not configure: {self.configure_error}')
+            self.get_logger().error(f'configure failed: {self.configure_error}')
             logging.getLogger(__name__).debug('configure failed', exc_info=True)
             self._teardown()
             return TransitionCallbackReturn.FAILURE
@@ -165,7 +172,7 @@ class BrainMemNode(LifecycleNode):
     def _configure_reason(self, exc: Exception) -> str:
         data_dir = self.cfg.data_dir if self.cfg is not None else '?'
         text = str(exc) or type(exc).__name__
-        if isinstance(exc, ConfigError | ModelError):
+        if isinstance(exc, ConfigError | ModelError | SchemaVersionError):  # they say what to do
             return text
         if isinstance(exc, PermissionError):
             return f'{text}: give this user write access to data_dir ({data_dir}) or choose another one'
@@ -374,7 +381,7 @@ class BrainMemNode(LifecycleNode):
 
     def message_lost_callback(self, event: Any) -> None:
         """DDS dropped input messages (best effort, or a reader queue overrun): count, say so."""
-        self._lost_dds = int(event.total_count)
+        self._lost_dds += int(event.total_count_change)  # summed over every input subscription
         self._ingest_warning(f'{event.total_count_change} input message(s) lost by DDS '
                              f'({event.total_count} in all): raise qos_depth')
 
