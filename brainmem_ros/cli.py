@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--episode', default='')
     p.add_argument('--type', default='observation')
     p.add_argument('--source', default='cli')
+    p.add_argument('--share', action='store_true', help='share it with the fleet (fleet tier on)')
     p = sub.add_parser('retrieve', help='retrieve memories for a query and goal')
     p.add_argument('query')
     p.add_argument('--goal', default='')
@@ -48,10 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('-k', '--top-k', type=int, default=5)
     p.add_argument('--episode', default='')
     p.add_argument('--include-marginalized', action='store_true')
+    p.add_argument('--scope', choices=('local', 'fleet'), default='local',
+                   help='fleet: merge the memories other robots shared (fleet tier on)')
     p = sub.add_parser('reinforce', help='reward memories that helped (or punish ones that misled)')
     p.add_argument('ids', type=int, nargs='+')
     p.add_argument('--reward', type=float, required=True)
     p.add_argument('--note', default='')
+    p.add_argument('--robot', default='', help="the fleet robot that shared the memories ('' = this one)")
     sub.add_parser('stats', help='counts, queue depth, index and store size')
     sub.add_parser('consolidate', help='run one consolidation cycle now')
     p = sub.add_parser('forget', help='marginalize, restore, protect, unprotect or delete memories')
@@ -196,13 +200,28 @@ def run_online(args: argparse.Namespace) -> int:
             return 3 if report.per_topic and len(report.unsubscribed) == len(report.per_topic) else 0
         client = MemoryClient(node, namespace=args.ns, timeout=args.timeout)
         if args.command == 'store':
-            r = client.store(args.text, episode_id=args.episode, type=args.type, source=args.source)
+            r = client.store(args.text, episode_id=args.episode, type=args.type, source=args.source,
+                             share=args.share)
             print(f'{r.message}: #{r.id} entities={[e.name for e in r.unit.entities]} '
                   f'actions={list(r.unit.actions)} outcome={r.unit.outcome}')
+        elif args.command == 'retrieve' and args.scope == 'fleet':
+            from brainmem_ros.srv import Retrieve
+
+            r = client.call('retrieve', Retrieve.Request(
+                query=args.query, goal=args.goal, current_state=args.state, top_k=args.top_k,
+                episode_id=args.episode, include_marginalized=args.include_marginalized, scope='fleet'))
+            print(r.message)
+            for m, robot in zip(r.memories, r.robot_ids, strict=True):
+                print(f'{m.unit.id:>4} {m.score:6.3f} {robot or "(own)":>10}  {m.unit.text[:70]}')
         elif args.command == 'retrieve':
             print_recalled(client.retrieve(args.query, goal=args.goal, state=args.state,
                                            top_k=args.top_k, episode_id=args.episode,
                                            include_marginalized=args.include_marginalized))
+        elif args.command == 'reinforce' and args.robot:
+            from brainmem_ros.srv import Reinforce
+
+            print(client.call('reinforce', Reinforce.Request(
+                ids=args.ids, reward=args.reward, note=args.note, robot_id=args.robot)).message)
         elif args.command == 'reinforce':
             r = client.reinforce(args.ids, args.reward, args.note)
             print(r.message)

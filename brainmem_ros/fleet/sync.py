@@ -137,8 +137,7 @@ class FleetSync:
         """Bind to the robot's memory, create the outbox tables, start the thread."""
         self.mem = mem
         self.outbox = OutboxStore(mem.store_db, max_pending=self.config.outbox_max)
-        if not self.fleet_id:
-            self.fleet_id = self._fleet_id()
+        # The fleet id is asked from the server at the first sync: opening never waits on it.
         if start:
             self._thread = threading.Thread(target=self._run, name='brainmem-fleet', daemon=True)
             self._thread.start()

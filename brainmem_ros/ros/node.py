@@ -44,6 +44,7 @@ from visualization_msgs.msg import MarkerArray
 from brainmem_ros.errors import (
     BrainMemError,
     ConfigError,
+    InvalidInputError,
     ModelError,
     SchemaVersionError,
     StoreError,
@@ -96,6 +97,7 @@ class BrainMemNode(LifecycleNode):
         self._store_group = ReentrantCallbackGroup()
         self._query_group = ReentrantCallbackGroup()
         self._ingest: IngestWorker | None = None
+        self._fleet: Any = None  # brainmem_ros.fleet.sync.FleetSync when fleet.enabled
         self._admin_group = ReentrantCallbackGroup()
         self.add_on_set_parameters_callback(self.parameters_callback)
         change_state = getattr(self, '_service_change_state', None)
@@ -159,6 +161,12 @@ class BrainMemNode(LifecycleNode):
         llm_extractor, reasoner = self._llm(memory_cfg)
         self.mem = BrainMem.open(data_dir, memory_cfg, llm_extractor=llm_extractor,
                                  reasoner=reasoner, on_event=self._event_callback, clock=self.now)
+        fleet_cfg = params.load_fleet(self)
+        if fleet_cfg.enabled:  # psycopg is imported only by robots that use the fleet tier
+            from brainmem_ros.fleet.sync import FleetSync
+
+            self._fleet = FleetSync(fleet_cfg)
+            self._fleet.attach(self.mem)
         stats = self.mem.stats()
         tune_interpreter(switch_ms=cfg.gil_switch_ms, gc_gen0=cfg.gc_gen0_threshold)
         self.episode_id = cfg.episode_id
@@ -296,6 +304,9 @@ class BrainMemNode(LifecycleNode):
         if self._ingest is not None:
             self._ingest.close()  # everything already received is stored before the store closes
             self._ingest = None
+        if self._fleet is not None:
+            self._fleet.close()
+            self._fleet = None
         if self.mem is not None:
             self.mem.close()
             self.mem = None
@@ -444,6 +455,10 @@ class BrainMemNode(LifecycleNode):
             resp.id = result.unit.id
             resp.unit = convert.unit_to_msg(result.unit)
             resp.message = result.message
+            if request.observation.share:
+                shared = self._fleet is not None and self._fleet.share([result.unit.id]) == 1
+                resp.message += '; shared with the fleet' if shared else \
+                    '; not shared: fleet tier off or its outbox full'
         return self._serve(response, run)
 
     def retrieve_callback(self, request: Retrieve.Request, response: Retrieve.Response
@@ -455,21 +470,41 @@ class BrainMemNode(LifecycleNode):
                 near = convert.pose_from_msg(request.pose.pose, request.pose.header.frame_id,
                                              orientation=False)
                 radius = convert.check_finite('radius', request.radius)
-            results = mem.retrieve(
-                request.query, goal=request.goal or self.goal, state=request.current_state,
+            kwargs: dict[str, Any] = dict(
+                goal=request.goal or self.goal, state=request.current_state,
                 top_k=request.top_k, episode_id=request.episode_id or None,
                 types=list(request.types) or None, since=convert.from_time(request.since),
                 until=convert.from_time(request.until), near=near, radius=radius,
                 include_marginalized=request.include_marginalized,
                 as_of=convert.from_time(request.as_of))
-            resp.memories = [convert.scored_to_msg(r) for r in results]
-            resp.message = f'{len(results)} memories'
+            if request.scope in ('', 'local') or self._fleet is None:
+                if request.scope not in ('', 'local', 'fleet'):
+                    msg = f"scope must be '', local or fleet, got {request.scope!r}"
+                    raise InvalidInputError(msg)
+                results = mem.retrieve(request.query, **kwargs)
+                resp.memories = [convert.scored_to_msg(r) for r in results]
+                resp.robot_ids = [''] * len(results)
+                resp.message = f'{len(results)} memories'
+                if request.scope == 'fleet':
+                    resp.message += '; fleet tier off: local results only'
+                return
+            recall = self._fleet.retrieve(request.query, scope=request.scope, **kwargs)
+            resp.memories = [convert.scored_to_msg(r.memory) for r in recall.results]
+            resp.robot_ids = [r.robot_id for r in recall.results]
+            resp.fleet_reached = recall.fleet_reached
+            resp.message = '; '.join(x for x in (f'{len(recall.results)} memories', recall.note) if x)
         return self._serve(response, run)
 
     def reinforce_callback(self, request: Reinforce.Request, response: Reinforce.Response
                            ) -> Reinforce.Response:
         """Reward or punish memories the planner used."""
         def run(mem: BrainMem, resp: Reinforce.Response) -> None:
+            if request.robot_id and self._fleet is not None and \
+                    request.robot_id != self._fleet.config.robot_id:
+                queued = self._fleet.reinforce(request.robot_id, [int(i) for i in request.ids],
+                                               reward=float(request.reward), note=request.note)
+                resp.message = f'{queued} memories of {request.robot_id} reinforced (sent by the outbox)'
+                return
             try:
                 units = mem.reinforce([int(i) for i in request.ids], reward=float(request.reward),
                                       note=request.note)
@@ -527,7 +562,8 @@ class BrainMemNode(LifecycleNode):
                 'ingest_queue': self._ingest.depth() if self._ingest else 0,
                 'ingest': {**(vars(self._ingest.counters) if self._ingest else {}),
                            'lost_dds': self._lost_dds, 'ignored_inactive': self._ignored_inactive},
-                'data_dir': str(mem.path)})
+                'data_dir': str(mem.path),
+                'fleet': vars(self._fleet.stats()) if self._fleet is not None else {'enabled': False}})
             resp.message = f'{s.units} memories'
         return self._serve(response, run)
 
@@ -561,6 +597,8 @@ class BrainMemNode(LifecycleNode):
     # -- outputs ---------------------------------------------------------------------
 
     def _event_callback(self, event: MemoryEvent) -> None:
+        if self._fleet is not None:
+            self._fleet.observe(event)
         self._markers_dirty.set()
         pub = self._events_pub
         if pub is None or not self._active:

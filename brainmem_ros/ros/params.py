@@ -9,6 +9,8 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.node import Node
 
 from brainmem_ros.errors import ConfigError
+from brainmem_ros.fleet.config import FleetConfig
+from brainmem_ros.fleet.config import describe as describe_fleet
 from brainmem_ros.memory.config import MemoryConfig, describe
 
 # Options that may change while the node runs (validated by the on-set callback).
@@ -89,7 +91,8 @@ def _descriptor(name: str, description: str, bound: tuple[float, float] | None,
 
 def parameter_names() -> list[str]:
     """Every parameter the node declares (launch-file checks use this)."""
-    return [f.name for f in fields(NodeConfig)] + [f'memory.{k}' for k in describe()]
+    return ([f.name for f in fields(NodeConfig)] + [f'memory.{k}' for k in describe()]
+            + [f'fleet.{k}' for k in describe_fleet()])
 
 
 def declare(node: Node) -> None:
@@ -109,6 +112,20 @@ def declare(node: Node) -> None:
         node.declare_parameter(name, value, _descriptor(
             name, description, (bound.low, bound.high) if bound else None, value,
             read_only=not key.startswith(RUNTIME_SECTIONS)))
+    for key, (value, description, fleet_bound) in describe_fleet().items():
+        name = f'fleet.{key}'
+        if isinstance(value, tuple):
+            node.declare_parameter(name, list(value) or [''], ParameterDescriptor(
+                name=name, description=description, type=ParameterType.PARAMETER_STRING_ARRAY,
+                read_only=True))
+            continue
+        node.declare_parameter(name, value, _descriptor(name, description, fleet_bound, value,
+                                                        read_only=True))
+
+
+def load_fleet(node: Node) -> FleetConfig:
+    """The fleet tier's parameters (``fleet.*``), validated; off unless fleet.enabled."""
+    return FleetConfig.from_mapping({k: node.get_parameter(f'fleet.{k}').value for k in describe_fleet()})
 
 
 def load(node: Node) -> tuple[NodeConfig, MemoryConfig]:
