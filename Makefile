@@ -101,3 +101,9 @@ clean:
 
 distclean: clean
 	rm -rf $(VENV)
+
+# Two robots (two nodes, own namespaces and data dirs) share a hazard through one local
+# PostgreSQL with pgvector; robot 2 reinforces it and robot 1 sees it (docs/fleet.md).
+.PHONY: fleet-demo
+fleet-demo: setup
+	$(PY) -m brainmem_ros.fleet.demo
