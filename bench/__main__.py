@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench import encoder, enrichment_latency, eval_extraction, peers, perf, report, whatif
+from bench import encoder, enrichment_latency, eval_extraction, fleet, peers, perf, report, whatif
 
-STEPS = ('encoder', 'extraction', 'enrichment', 'perf', 'peers', 'whatif', 'report')
+STEPS = ('encoder', 'extraction', 'enrichment', 'perf', 'peers', 'whatif', 'fleet', 'report')
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     large = [s for s in sizes if int(s) >= 100_000]
     if 'whatif' in args.only and large:
         whatif.main(['--sizes', *large])
+    if 'fleet' in args.only:
+        fleet.main([])  # 100k shared memories from 10 robots; results in docs/fleet.md
     if 'report' in args.only:
         report.main()
     return 0
