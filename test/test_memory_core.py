@@ -156,6 +156,7 @@ def test_new_state_supersedes_old_and_as_of_answers_then(mem_factory: Any) -> No
     # What the ranking multiplies in for "now": the current value's evidence up, the old one's down.
     factors = fact_factors(mem.facts, [old.id, new.id], ['red cup'])
     assert factors[new.id] > 1.0 > factors[old.id]
+    assert mem.retrieve('where is the red cup?', top_k=1)[0].unit.id == new.id
     assert mem.stats().units == 2  # nothing deleted
 
 
