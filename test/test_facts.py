@@ -140,6 +140,7 @@ def test_moved_object_now_and_as_of_each_moment(mem: BrainMem) -> None:
         assert factors[expected] == CURRENT_FACTOR
         assert all(f == 1.0 for uid, f in factors.items() if uid not in (a.id, b.id, c.id))
         assert max(hits, key=lambda h: h.score * factors[h.unit.id]).unit.id == expected
+        assert hits[0].unit.id == expected, (as_of, [(h.unit.id, h.unit.text, h.score) for h in hits[:3]])
     stale = fact_factors(mem.facts, [a.id, b.id, c.id], ['blue umbrella'])
     assert stale == {a.id: STALE_FACTOR, b.id: STALE_FACTOR, c.id: CURRENT_FACTOR}
 
@@ -207,6 +208,7 @@ def test_repeated_events_all_stay_valid_and_recallable(mem: BrainMem) -> None:
     assert set(ids) <= set(recalled)
     room_12 = [h.unit.id for h in mem.retrieve('did I deliver a parcel to room 12?', top_k=5)]
     assert ids[0] in room_12
+    assert room_12[0] == ids[0], room_12
     # No delivery is judged out of date against another.
     factors = fact_factors(mem.facts, ids, ['parcel', 'room 12'])
     assert len(set(factors.values())) == 1 and min(factors.values()) >= 1.0
