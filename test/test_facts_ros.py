@@ -81,6 +81,10 @@ def test_state_of_service_now_and_as_of(tmp_path: Path, model_paths: object) -> 
         assert unknown.success and not unknown.values and 'no facts' in unknown.message
         empty = call(client, StateOf, 'state_of', StateOf.Request(entity='  '))
         assert not empty.success and 'entity is empty' in empty.message
+        for bad, words in ((StateOf.Request(entity='x' * 300), 'bytes'),
+                           (StateOf.Request(entity='mug', attribute='a' * 100), 'attribute')):
+            resp = call(client, StateOf, 'state_of', bad)
+            assert not resp.success and words in resp.message and 'internal' not in resp.message
 
 
 def test_fact_markers_are_published_behind_the_parameter(tmp_path: Path, model_paths: object) -> None:
