@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from brainmem_ros.errors import ConfigError
+from brainmem_ros.memory.config import coerce
 
 _ROBOT_ID = re.compile(r'^[a-z][a-z0-9_]{0,40}$')
 SSL_MODES = ('disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full')
@@ -118,24 +119,4 @@ def _coerce(key: str, current: Any, value: Any) -> Any:
             msg = f'fleet.{key} must be a list of strings, got {value!r}'
             raise ConfigError(msg)
         return tuple(v for v in value if v)
-    if isinstance(current, bool):
-        if not isinstance(value, bool):
-            msg = f'fleet.{key} must be true or false, got {value!r}'
-            raise ConfigError(msg)
-        return value
-    if isinstance(current, int):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, bool) or not isinstance(value, int):
-            msg = f'fleet.{key} must be an integer, got {value!r}'
-            raise ConfigError(msg)
-        return value
-    if isinstance(current, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            msg = f'fleet.{key} must be a number, got {value!r}'
-            raise ConfigError(msg)
-        return float(value)
-    if not isinstance(value, str):
-        msg = f'fleet.{key} must be a string, got {value!r}'
-        raise ConfigError(msg)
-    return value
+    return coerce(f'fleet.{key}', current, value)

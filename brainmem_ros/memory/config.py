@@ -200,7 +200,7 @@ class MemoryConfig:
             if sub is None or name not in {f.name for f in fields(sub)}:
                 msg = f'unknown memory option {key!r}'
                 raise ConfigError(msg)
-            updates.setdefault(section, {})[name] = _coerce(key, getattr(sub, name), value)
+            updates.setdefault(section, {})[name] = coerce(key, getattr(sub, name), value)
         return dataclasses.replace(
             base, **{s: dataclasses.replace(getattr(base, s), **u) for s, u in updates.items()})
 
@@ -222,7 +222,8 @@ def describe() -> dict[str, tuple[Any, str, Bound | None]]:
     return out
 
 
-def _coerce(key: str, current: Any, value: Any) -> Any:
+def coerce(key: str, current: Any, value: Any) -> Any:
+    """``value`` as the type of ``current`` (the option's default), or ConfigError naming ``key``."""
     # Parameters from YAML give 1 where 1.0 was meant; never the other way round.
     if isinstance(current, bool):
         if not isinstance(value, bool):
