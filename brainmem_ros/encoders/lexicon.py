@@ -3,10 +3,11 @@
 Language itself (tags, lemmas, the parse) comes from spaCy; what remains are a few
 lists no parser can know: which words never name an entity (``stopwords.txt``, shared
 with retrieval), the robot's own body (``self_parts.txt``), words for passing states
-(``state_words.txt``), verbs that are not actions (``non_actions.txt``) and outcome cues
-(``outcome_cues.tsv``). Each file says its version in its first comment line. The older
-rule extractor's nouns, verbs and regex cues are data too (``rule_vocabulary.txt``),
-with the small functions that derive inflected forms from them.
+(``state_words.txt``), verbs whose on/off particle sets power (``switch_verbs.txt``), verbs
+that are not actions (``non_actions.txt``) and outcome cues (``outcome_cues.tsv``). Each
+file says its version in its first comment line. The older rule extractor's nouns, verbs
+and regex cues are data too (``rule_vocabulary.txt``), with the small functions that
+derive inflected forms from them.
 
 >>> 'the' in stopwords() and 'gripper' in self_parts()
 True
@@ -82,6 +83,12 @@ def self_parts() -> frozenset[str]:
 def state_words() -> frozenset[str]:
     """Adjectives and participles of passing states (open, empty, chipped...)."""
     return frozenset(_lines('state_words.txt'))
+
+
+@functools.cache
+def switch_verbs() -> frozenset[str]:
+    """Verb lemmas whose particle "on"/"off" is the power of their object ("turned off the lamp")."""
+    return frozenset(_lines('switch_verbs.txt'))
 
 
 @functools.cache

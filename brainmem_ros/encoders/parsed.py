@@ -26,6 +26,7 @@ from brainmem_ros.encoders.lexicon import (
     self_parts,
     state_words,
     stopwords,
+    switch_verbs,
     units,
 )
 from brainmem_ros.errors import ModelError
@@ -47,7 +48,14 @@ _CODE = re.compile(r'^(?:\d+|[A-Z]\d*|[A-Z]{1,2}\d+[A-Z]?)$')
 _NOMINAL = frozenset({'NOUN', 'PROPN'})
 _LEFT_MODIFIERS = frozenset({'compound', 'amod', 'nmod', 'npadvmod'})
 _PLACE_PREPS = frozenset({'on', 'onto', 'in', 'into', 'at', 'to', 'inside', 'under', 'beside',
-                          'behind', 'near'})
+                          'behind', 'near', 'against', 'by', 'above', 'below', 'beneath',
+                          'underneath', 'atop', 'over'})
+# Where a subject that does nothing to an object comes to rest ("the cat jumped onto the
+# sofa"); "to" and "at" also follow verbs of looking and talking ("looked at the table").
+_RESTING_PREPS = _PLACE_PREPS - {'to', 'at', 'over'}
+#: The location of a thing taken from a place with no destination given ("took the keys
+#: from the drawer"): it is no longer there, it is held by whoever took it.
+HELD = 'held'
 _NOT_HAPPENED = frozenset({'without', 'no', 'never', 'almost', 'nearly', 'barely'})
 _ABILITY = frozenset({'can', 'could', 'cannot', 'unable'})
 _ARRIVALS = frozenset({'goal', 'destination', 'target', 'waypoint'})
@@ -241,8 +249,9 @@ class _Reading:
                 and self._keeps_left(self.doc[tok.i - 1], tok)):
             return True  # "corridor B": the code is the head
         word = tok.lower_.rstrip('.')
-        if word in self.stop or tok.lemma_.lower() in self.stop or not any(c.isalpha() for c in word):
-            return False
+        if ((word in self.stop or tok.lemma_.lower() in self.stop) and tok.tag_ != 'MD') \
+                or not any(c.isalpha() for c in word):
+            return False  # a "modal" here is a noun by _repairs ("the watering can is")
         if '=' in word or (word in self.states and any(c.dep_ == 'nsubj' for c in tok.children)):
             return False  # "y=-3.1": a reading; "freezer door ajar": a state of the door
         return not self._gerund_action(tok) and not self._skill_action(tok)
@@ -490,59 +499,203 @@ class _Reading:
     # -- state changes ------------------------------------------------------------
 
     def state_changes(self) -> tuple[StateChange, ...]:
-        names = {head: self._span_name(start, end, head) for start, end, head in self.entity_spans()}
-        names = {h: n for h, n in names.items() if n}
+        names, own = self._names_by_token()
         found: list[StateChange] = []
         for tok in self.doc:
             word = tok.lower_
             preposition = any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children)
             if word in self.states and tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} and not (
-                    tok.dep_ == 'amod' and tok.head.i > tok.i) and not preposition:
+                    tok.dep_ == 'amod' and tok.head.i > tok.i) and not preposition \
+                    and not _has_object(tok) and not (tok.dep_ == 'prt' and word in _POWER):
                 subject = self._subject_of_state(tok, names)
                 if subject:
                     found.append(StateChange(subject, 'power' if word in _POWER else 'state',
                                              '', word))
-            if tok.pos_ in {'VERB', 'AUX'} and not self._negated(tok):
+            if (tok.pos_ in {'VERB', 'AUX'} or _has_object(tok)) and not self._negated(tok) \
+                    and not self._unreal(tok):
+                found.extend(self._result_state(tok, names))
                 found.extend(self._placement(tok, names))
+        found.extend(self._readings(own))
         return tuple(dict.fromkeys(found))
 
-    def _span_name(self, start: int, end: int, head: int) -> str:
-        name = normalise_name(' '.join(self._word(self.doc[i], i == head) for i in range(start, end)))
-        return '' if self._is_other_self(name, start, head) else name
+    def _names_by_token(self) -> tuple[dict[int, str], dict[int, str]]:
+        """The entity name each token of a mention belongs to ("car" and "keys" of "the car
+        keys", whichever the parser made the object), and the same with the robot's own
+        parts, which have readings ("battery at 40 percent") but no place in the world."""
+        names: dict[int, str] = {}
+        own: dict[int, str] = {}
+        for start, end, head in self.entity_spans():
+            name = normalise_name(' '.join(self._word(self.doc[i], i == head)
+                                           for i in range(start, end)))
+            if not name:
+                continue
+            world = not self._is_other_self(name, start, head)
+            for i in range(start, end):
+                own[i] = name
+                if world:
+                    names[i] = name
+        return names, own
 
     def _subject_of_state(self, tok: Token, names: dict[int, str]) -> str:
         if tok.head.i in names and tok.head.i < tok.i:
             return names[tok.head.i]  # "door open", "kettle on"
         for anchor in (tok, tok.head):
             for child in anchor.children:
-                if child.dep_ in {'nsubj', 'nsubjpass'} and child.i in names:
+                if child.dep_ in {'nsubj', 'nsubjpass', 'csubj'} and child.i in names:
                     return names[child.i]
         if tok.i > 0 and tok.i - 1 in names:
             return names[tok.i - 1]
         return ''
 
+    def _unreal(self, tok: Token) -> bool:
+        """A clause that states an intention, a possibility or a condition, not a change:
+        an infinitive ("to put"), a modal ("should move"), "if/before ..."."""
+        return _conditional(tok) or any(
+            c.dep_ in {'aux', 'auxpass'} and c.i not in self.as_noun
+            and (c.tag_ == 'MD' or (c.lower_ == 'to' and c.tag_ == 'TO')) for c in tok.children)
+
+    def _result_state(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
+        """"Closed the garage door" -> door.state closed; "emptied the bin" -> empty;
+        "turned off the lamp" -> lamp.power off. The state is the verb's participle when
+        that is a state word, or the adjective the verb is made from ("opened" -> open);
+        only a done act (past tense or participle) on a definite thing counts."""
+        objects = [c for c in tok.children if c.dep_ in {'dobj', 'obj'} and c.i in names
+                   and not _indefinite(c)]
+        if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB'):
+            return []
+        lemma, word = tok.lemma_.lower(), tok.lower_
+        if lemma not in self.verbs:
+            lemma = _verb_base(word, self.verbs, self.irregular) or lemma
+        particle = next((c.lower_ for c in tok.children if c.dep_ == 'prt'), '')
+        if particle in _POWER:
+            if lemma not in switch_verbs():
+                return []
+            attribute, value = 'power', particle
+        elif lemma in self.states and (word.endswith('ed') or word not in self.states):
+            attribute, value = 'state', lemma
+        elif word in self.states and word not in _POWER:
+            attribute, value = 'state', word
+        else:
+            return []
+        return [StateChange(names[o.i], attribute, '', value) for o in objects]
+
     def _placement(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
-        """"moved X from A to B", "X is on Y": X.location from A to B."""
-        if tok.lemma_.lower() == 'be' or tok.pos_ == 'AUX':
+        """"moved X from A to B", "X is on Y", "hung X on Y", "X is leaning against Y":
+        X.location from A to B. "took X from A" with no destination: X was at A and is
+        now held (the value :data:`HELD`) by whoever took it."""
+        copula = tok.lemma_.lower() == 'be' or tok.pos_ == 'AUX'
+        if copula:
             movers = [c for c in tok.children if c.dep_ == 'nsubj' and c.i in names]
         else:
             movers = [c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'} and c.i in names]
+        transitive = bool(movers) and not copula
+        if not movers and not copula and not _has_object(tok):
+            # "the umbrella is leaning against the rack": the subject is what is placed.
+            movers = [c for c in tok.children if c.dep_ == 'nsubj' and c.i in names]
         if not movers:
             return []
+        preps = [c for c in tok.children if c.dep_ == 'prep']
+        preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'}
+                  for g in c.children if g.dep_ == 'prep']  # "next to", "close to"
+        if transitive:
+            # "moved the keys to the drawer" with the phrase hung on the object.
+            preps += [g for m in movers for g in m.children if g.dep_ == 'prep']
         before = after = ''
-        for prep in tok.children:
-            if prep.dep_ != 'prep':
+        for outer in sorted(preps, key=lambda p: p.i):
+            word, prep = outer.lower_, outer
+            if word == 'out' and any(c.lower_ == 'of' for c in outer.children):
+                word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
+            if not transitive and not copula and word not in _RESTING_PREPS:
+                continue  # "looked at the table", "talked to Anna": no place of the subject
+            target = self._place_of(prep, names)
+            if not target or any(names[m.i] == target for m in movers):
                 continue
-            target = next((g for g in prep.children if g.dep_ == 'pobj' and g.i in names), None)
-            if target is None:
-                continue
-            if prep.lower_ == 'from':
-                before = names[target.i]
-            elif prep.lower_ in _PLACE_PREPS and not after:
-                after = names[target.i]
+            if word == 'from':
+                before = before or target
+            elif word in _PLACE_PREPS and not after:
+                after = target
+        if not after and before and transitive:
+            after = HELD
         if not after:
             return []
-        return [StateChange(names[m.i], 'location', before, after) for m in movers]
+        return [StateChange(name, 'location', before, after)
+                for name in dict.fromkeys(names[m.i] for m in movers)]
+
+    def _place_of(self, prep: Token, names: dict[int, str]) -> str:
+        """The thing a preposition names: its object, or what that object is part of
+        ("in front of the sofa", "on top of the fridge")."""
+        for obj in prep.children:
+            if obj.dep_ != 'pobj':
+                continue
+            bare = not any(c.dep_ in {'det', 'poss'} for c in obj.children)
+            if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
+                return names[obj.i]
+            for inner in obj.children:  # a bare noun with "of" makes a preposition
+                if inner.dep_ == 'prep' and inner.lower_ == 'of':
+                    got = next((g for g in inner.children if g.dep_ == 'pobj' and g.i in names), None)
+                    if got is not None:
+                        return names[got.i]
+        return ''
+
+    def _readings(self, names: dict[int, str]) -> list[StateChange]:
+        """A value with its unit: "the thermostat is set to 22 degrees" (setting), "fridge
+        temperature 4 C" (temperature: the measure noun), "battery at 40 percent" (level)."""
+        found: list[StateChange] = []
+        for num in self.doc:
+            if num.pos_ != 'NUM' or not num.like_num:
+                continue
+            unit = self._unit_of(num)
+            if unit is None:
+                continue
+            value = f'{num.text} {unit.text.rstrip(".")}' if unit.i != num.i else num.text
+            holder = unit if unit.dep_ in {'pobj', 'attr', 'npadvmod', 'dobj', 'appos'} else num
+            governor = holder.head
+            if holder.dep_ == 'pobj':
+                if governor.lower_ not in {'at', 'to'}:
+                    continue  # "for 20 minutes", "in 3 m"
+                governor = governor.head
+            if governor.i == holder.i:
+                continue
+            attribute = 'level'
+            subject: Token | None = governor
+            if governor.pos_ in {'VERB', 'AUX'}:
+                if governor.lemma_.lower() != 'be':
+                    attribute = 'setting'  # "set to 22 degrees", "turned the oven to 180"
+                subject = next((c for c in governor.children if c.dep_ in {'nsubj', 'nsubjpass', 'dobj'}
+                                and c.i < holder.i), None)
+            if subject is None or self._negated(governor) or self._unreal(governor):
+                continue
+            if self._abstract(subject):
+                attribute = subject.lemma_.lower()  # "the fridge temperature", "temperature of the fridge"
+                thing = next((c for c in subject.children if c.i in names and c.dep_ in
+                              {'compound', 'poss', 'nmod', 'amod'}), None)
+                if thing is None:
+                    of = next((c for c in subject.children if c.dep_ == 'prep' and c.lower_ == 'of'), None)
+                    thing = next((g for g in of.children if g.i in names), None) if of is not None else None
+                if thing is None and subject.i > 0 and subject.i - 1 in names:
+                    thing = self.doc[subject.i - 1]
+                subject = thing
+            if subject is not None and subject.i in names:
+                found.append(StateChange(names[subject.i], attribute, '', value))
+        return found
+
+    def _unit_of(self, num: Token) -> Token | None:
+        """The unit a number is counted in ("22 degrees", "40 %", "4 C"), or the number
+        itself for a bare reading after "at"/"to"; None for a count of things ("3 cups")."""
+        candidates = [num.head] if num.dep_ == 'nummod' and num.head.i > num.i else []
+        if num.i + 1 < len(self.doc):
+            candidates.append(self.doc[num.i + 1])
+        for cand in candidates:
+            word = cand.lower_.rstrip('.')
+            if cand.text == '%' or word in units() or (word in self.stop and cand.pos_ in _NOMINAL
+                                                       and not self._abstract_measure(cand)):
+                return cand
+        return None
+
+    def _abstract_measure(self, tok: Token) -> bool:
+        """"temperature", "level": what is measured, not a unit (a number before it is
+        its value: "temperature 4 C")."""
+        return tok.dep_ in {'ROOT', 'nsubj'} and any(c.dep_ == 'compound' for c in tok.children)
 
     def extraction(self, known_entities: Sequence[str]) -> Extraction:
         outcome, valence = self.outcome()
@@ -579,7 +732,7 @@ def _repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
     """Tokens the small tagger gets wrong in telegraphic text, by the shape of the clause.
 
     A "noun" in -s after a noun phrase and before a preposition or the end, in a clause
-    with no verb, is the predicate ("a drone hovers above the roof"). A base-form "verb"
+    with no verb (or not its object), is the predicate ("a drone hovers above the roof"). A base-form "verb"
     followed by a number, or right after a bare noun, or after a colon or comma and before
     a bare noun, is a noun ("to room 204", "dish rack empty", "Detection: fire extinguisher").
     """
@@ -593,7 +746,7 @@ def _repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
             past = tok.lower_ in irregular or (tok.lower_.endswith('ed') and tok.lower_[:-2] in verbs)
             if (tok.pos_ == 'NOUN' and ((tok.tag_ in {'NNS', 'VBZ'} and tok.lower_.endswith('s')
                                          and tok.lemma_.lower() in verbs) or past)
-                    and prev is not None
+                    and prev is not None and not (has_verb and tok.dep_ in {'dobj', 'pobj'})
                     and prev.pos_ in _NOMINAL and (nxt is None or nxt.pos_ in {'ADP', 'PUNCT', 'ADV'})
                     and (not has_verb or prev.pos_ == 'PROPN'
                          or any(c.dep_ == 'det' for c in prev.children)
@@ -607,6 +760,14 @@ def _repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
                     and nxt.i + 1 < sent.end and nxt.nbor(1).pos_ in {'ADP', 'PUNCT', 'NUM'}
                 if _CODE.match(nxt.text) or after_bare_noun or listed or nxt.lower_ in states:
                     as_noun.add(tok.i)
+            if tok.tag_ in {'VB', 'VBP'} and (tok.dep_ in {'dobj', 'pobj'} or (
+                    tok.tag_ == 'VBP' and prev is not None and prev.tag_ == 'NN'
+                    and prev.dep_ == 'nsubj' and prev.head.i == tok.i)):
+                # "on the coat rack", "the umbrella stand in the hall": a base-form verb
+                # is never an object, nor agrees with a singular subject.
+                as_noun.add(tok.i)
+            elif tok.tag_ == 'MD' and nxt is not None and nxt.tag_ in {'VBZ', 'VBD'}:
+                as_noun.add(tok.i)  # "the watering can is": a modal takes a base form
     return as_verb, as_noun
 
 
@@ -633,6 +794,16 @@ def _undouble(lemma: str) -> str:
     if len(lemma) > 4 and lemma[-1] == lemma[-2] and lemma[-1] not in 'aeioulsz':
         return lemma[:-1]
     return lemma
+
+
+def _has_object(tok: Token) -> bool:
+    """A direct object makes a verb whatever the tagger said ("Hung the coat ...")."""
+    return any(c.dep_ in {'dobj', 'obj'} for c in tok.children)
+
+
+def _indefinite(tok: Token) -> bool:
+    """"a sandwich": some thing, not one whose state the memory can follow."""
+    return any(c.dep_ == 'det' and c.lower_ in {'a', 'an', 'some', 'another'} for c in tok.children)
 
 
 def _present_copula(tok: Token) -> bool:

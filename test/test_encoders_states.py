@@ -1,0 +1,137 @@
+"""State changes from the parse (real en_core_web_sm model): result states of verbs,
+copular states, places and readings, each rule class with sentences of its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from brainmem_ros.encoders.parsed import HELD, SpacyExtractor
+from brainmem_ros.memory.types import StateChange
+
+
+@pytest.fixture(scope='module')
+def x() -> SpacyExtractor:
+    return SpacyExtractor()
+
+
+def _changes(x: SpacyExtractor, text: str) -> set[StateChange]:
+    return set(x.extract(text).state_changes)
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    # The verb's participle is a state word.
+    ('Closed the garage door.', StateChange('garage door', 'state', '', 'closed')),
+    ('Loaded the dishwasher.', StateChange('dishwasher', 'state', '', 'loaded')),
+    ('Anna locked the back door.', StateChange('back door', 'state', '', 'locked')),
+    ('Unloaded the dishwasher with care.', StateChange('dishwasher', 'state', '', 'unloaded')),
+    # The verb is made from the state adjective.
+    ('Opened the fridge.', StateChange('fridge', 'state', '', 'open')),
+    ('Emptied the bin.', StateChange('bin', 'state', '', 'empty')),
+    ('I cleaned the kitchen floor.', StateChange('kitchen floor', 'state', '', 'clean')),
+    # A switch verb's particle, before or after the object.
+    ('Turned off the lamp.', StateChange('lamp', 'power', '', 'off')),
+    ('She switched the oven on.', StateChange('oven', 'power', '', 'on')),
+    ('Turned the desk fan off.', StateChange('desk fan', 'power', '', 'off')),
+])
+def test_result_state_of_a_done_act(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    got = _changes(x, text)
+    assert change in got, got
+    assert not any(c.object in {'anna', 'she'} for c in got)  # the doer has no new state
+
+
+@pytest.mark.parametrize('text', [
+    'Close the garage door.',           # a request
+    'Tried to open the fridge.',        # an attempt
+    'I should empty the bin.',          # a modal
+    'Did not close the garage door.',   # negated
+    'Made a sandwich.',                 # some thing, not one the memory follows
+    'Put the coat on.',                 # "on" of a verb that is no switch
+    'The oven was not turned off.',
+])
+def test_no_result_state_without_a_done_act(x: SpacyExtractor, text: str) -> None:
+    assert not [c for c in x.extract(text).state_changes if c.attribute in {'state', 'power'}], text
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    ('The dishwasher is full.', StateChange('dishwasher', 'state', '', 'full')),
+    ('The stove is still hot.', StateChange('stove', 'state', '', 'hot')),
+    ('The floor is dirty.', StateChange('floor', 'state', '', 'dirty')),
+    ('The bathroom floor is clean now.', StateChange('bathroom floor', 'state', '', 'clean')),
+    ('The kitchen light is on.', StateChange('kitchen light', 'power', '', 'on')),
+    ('The umbrella stand in the hallway is empty.', StateChange('umbrella stand', 'state', '', 'empty')),
+])
+def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    assert change in _changes(x, text)
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    ('Hung the coat on the coat rack.', StateChange('coat', 'location', '', 'coat rack')),
+    ('Left the keys at the front desk.', StateChange('key', 'location', '', 'front desk')),
+    ('I put the car keys in the bowl.', StateChange('car key', 'location', '', 'bowl')),
+    ('Moved the car keys to the drawer.', StateChange('car key', 'location', '', 'drawer')),
+    ('Placed the vase on the window sill.', StateChange('vase', 'location', '', 'window sill')),
+    ('Put the umbrella stand by the front door.',
+     StateChange('umbrella stand', 'location', '', 'front door')),
+    ('The coat is on the coat rack.', StateChange('coat', 'location', '', 'coat rack')),
+    ('The cat is under the kitchen table.', StateChange('cat', 'location', '', 'kitchen table')),
+    ('The lamp is next to the sofa.', StateChange('lamp', 'location', '', 'sofa')),
+    ('The book is in front of the lamp.', StateChange('book', 'location', '', 'lamp')),
+    ('The green watering can is on the patio.', StateChange('green watering can', 'location', '', 'patio')),
+    ('The blue umbrella is leaning against the coat rack in the hallway.',
+     StateChange('blue umbrella', 'location', '', 'coat rack')),
+    ('The cat jumped onto the sofa.', StateChange('cat', 'location', '', 'sofa')),
+])
+def test_places_with_compounds_kept_whole(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    got = _changes(x, text)
+    assert change in got, got
+    assert len([c for c in got if c.attribute == 'location']) == 1, got
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    ('Took the keys from the drawer.', StateChange('key', 'location', 'drawer', HELD)),
+    ('Picked up the green towel from the sink.', StateChange('green towel', 'location', 'sink', HELD)),
+    ('Took the mug out of the cupboard.', StateChange('mug', 'location', 'cupboard', HELD)),
+    ('Moved the blue umbrella from the hallway to the garage shelf.',
+     StateChange('blue umbrella', 'location', 'hallway', 'garage shelf')),
+])
+def test_taken_from_a_place(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    assert change in _changes(x, text)
+
+
+@pytest.mark.parametrize('text', [
+    'Looked at the table.',                 # a subject looking is not placed
+    'Tried to put the cup on the shelf.',
+    'I should move the cup to the sink.',
+    'The blue umbrella is not in the hallway.',
+    'Charged at the dock for twenty minutes.',
+])
+def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
+    assert not [c for c in x.extract(text).state_changes if c.attribute == 'location'], text
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    ('The thermostat is set to 22 degrees.', StateChange('thermostat', 'setting', '', '22 degrees')),
+    ('Set the oven to 180 degrees.', StateChange('oven', 'setting', '', '180 degrees')),
+    ('Battery at 40 percent.', StateChange('battery', 'level', '', '40 percent')),
+    ('The battery is at 40 percent.', StateChange('battery', 'level', '', '40 percent')),
+    ('Fridge temperature 4 C.', StateChange('fridge', 'temperature', '', '4 C')),
+    ('The fridge temperature is 4 C.', StateChange('fridge', 'temperature', '', '4 C')),
+])
+def test_readings_with_their_unit(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    assert change in _changes(x, text)
+
+
+@pytest.mark.parametrize('text', [
+    'Picked 3 cups from the shelf.',           # a count of things, not a reading
+    'Charged at the dock for twenty minutes.',
+    'Waited 5 minutes at the door.',
+])
+def test_no_reading_from_counts_and_durations(x: SpacyExtractor, text: str) -> None:
+    assert not [c for c in x.extract(text).state_changes
+                if c.attribute not in {'location', 'state', 'power'}], text
+
+
+def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> None:
+    got = x.extract('Battery at 40 percent.')
+    assert 'battery' not in {e.name for e in got.entities}
+    assert [c.attribute for c in got.state_changes] == ['level']
