@@ -138,3 +138,15 @@ def test_aspect_verb_of_an_activity_is_not_an_action(x: SpacyExtractor) -> None:
 ])
 def test_outcome_from_the_clause_it_is_in(x: SpacyExtractor, text: str, outcome: Outcome) -> None:
     assert x.extract(text).outcome is outcome
+
+
+@pytest.mark.parametrize(('text', 'entities', 'action'), [
+    ('Hung the car keys on the key hook.', {'car key', 'key hook'}, 'hang'),   # "Hung" read as a name
+    ('The green watering can is on the patio.', {'green watering can', 'patio'}, ''),  # "can" as a modal
+    ('The umbrella stand in the hallway is empty.', {'umbrella stand', 'hallway'}, ''),  # "stand" as a verb
+])
+def test_mistagged_words_repaired_by_the_clause(x: SpacyExtractor, text: str, entities: set[str],
+                                                action: str) -> None:
+    got = x.extract(text)
+    assert {e.name for e in got.entities} == entities
+    assert list(got.actions) == ([action] if action else [])

@@ -4,10 +4,9 @@ Every scenario runs in one store that already holds 540 routine observations
 (other objects moved, other doors toggled, umbrella-stand chores), so a fact that
 leaks between entities, or a lookup that a similar name fools, shows up here.
 
-The scenarios pin the rule extractor: what is tested is how facts follow from the
-state changes an extractor gives, so they must not change with the parser's
-coverage. ``test_default_extractor_feeds_the_same_facts`` runs the default (parser)
-extractor on the sentences it covers today.
+The scenarios run the default extractor (the spaCy parser), as a robot does: the
+facts follow from the state changes it reads in each sentence. The enrichment test gives
+the parser to the enrichment seam behind a fast path that finds nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from brainmem_ros.encoders.rules import RuleExtractor
+from brainmem_ros.encoders.parsed import HELD, SpacyExtractor
 from brainmem_ros.errors import InvalidInputError
 from brainmem_ros.memory import BrainMem, Entity, Pose
 from brainmem_ros.memory.fact_store import REBUILD_KEY
@@ -69,7 +68,7 @@ def _distractors() -> list[ObservationInput]:
 def mem(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[BrainMem]:
     """One store with the routine distractors, shared by the scenarios (disjoint entities)."""
     memory = BrainMem.open(tmp_path_factory.mktemp('facts') / 'mem', embedder=embedder,
-                           extractor=RuleExtractor(), clock=lambda: NOW)
+                           clock=lambda: NOW)
     items = _distractors()
     assert len(items) >= 500
     for start in range(0, len(items), 100):
@@ -287,7 +286,7 @@ def _downgrade_to_v1(db_path: Path, *, closed_unit: int) -> None:
 
 def test_old_stores_are_migrated_without_loss(mem_factory: Any, tmp_path: Path) -> None:
     path = tmp_path / 'old'
-    mem: BrainMem = mem_factory(path, extractor=RuleExtractor())
+    mem: BrainMem = mem_factory(path)
     first = mem.store('The blue umbrella is leaning against the coat rack in the hallway.', stamp=T0)
     mem.store('Moved the blue umbrella from the hallway to the garage shelf.', stamp=T0 + 5 * H)
     mem.store('The garage door is open.', stamp=T0 + H, pose=Pose(3.0, 1.0))
@@ -298,7 +297,7 @@ def test_old_stores_are_migrated_without_loss(mem_factory: Any, tmp_path: Path) 
     mem.close()
     _downgrade_to_v1(path / 'memory.db', closed_unit=first.id)
 
-    reopened: BrainMem = mem_factory(path, extractor=RuleExtractor())
+    reopened: BrainMem = mem_factory(path)
     assert reopened.store_db.get_meta(REBUILD_KEY) == ''
     assert int(reopened.store_db.query('PRAGMA user_version')[0][0]) == 2
     assert {u.id: u.text for u in reopened.get(list(range(1, 4)))} == before
@@ -310,7 +309,7 @@ def test_old_stores_are_migrated_without_loss(mem_factory: Any, tmp_path: Path) 
 
 
 def test_deleting_a_memory_rebuilds_what_it_stated(mem_factory: Any) -> None:
-    mem: BrainMem = mem_factory(extractor=RuleExtractor())
+    mem: BrainMem = mem_factory()
     mem.store('The red mug is on the counter.', stamp=T0)
     wrong = mem.store('Moved the red mug to the sink.', stamp=T0 + H)
     assert mem.state_of('red mug', attribute='location')[0].value == 'sink'
@@ -331,6 +330,29 @@ def test_default_extractor_feeds_the_same_facts(mem_factory: Any) -> None:
     assert mem.state_of('silver laptop', attribute='position')[0].pose == Pose(3.0, 1.0)
     assert mem.state_of('back door')[0].value == 'open'
     assert all(u.valid_until is None for u in mem.get([first.id, moved.id, late.id]))
+
+
+def test_taken_things_and_readings_are_facts(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory(clock=lambda: NOW)
+    put = mem.store('Hung the car keys on the key hook.', stamp=T0)
+    took = mem.store('Took the car keys from the key hook.', stamp=T0 + H)
+    assert places(mem.state_of('car keys', attribute='location')) == [
+        (HELD, T0 + H, None), ('key hook', T0, T0 + H)]
+    # Taking it from the hook also says it was there until then.
+    assert mem.state_of('car keys', attribute='location', as_of=T0 + 0.5 * H)[0].evidence == (
+        put.id, took.id)
+    assert mem.state_of('car keys', attribute='location')[0].evidence == (took.id,)
+    mem.store('The thermostat is set to 22 degrees.', stamp=T0)
+    mem.store('Turned the thermostat to 19 degrees.', stamp=T0 + 2 * H)
+    mem.store('Fridge temperature 4 C.', stamp=T0 + H)
+    assert [f.value for f in mem.state_of('thermostat', attribute='setting')] == ['19 degrees', '22 degrees']
+    assert mem.state_of('thermostat', attribute='setting', as_of=T0 + H)[0].value == '22 degrees'
+    assert mem.state_of('fridge', attribute='temperature')[0].value == '4 C'
+    mem.store('Loaded the dishwasher.', stamp=T0)
+    mem.store('Emptied the dishwasher.', stamp=T0 + H)
+    mem.store('Turned off the lamp.', stamp=T0)
+    assert [f.value for f in mem.state_of('dishwasher', attribute='state')] == ['empty', 'loaded']
+    assert mem.state_of('lamp', attribute='power')[0].value == 'off'
 
 
 def test_any_arrival_order_gives_the_timeline_of_all_claims(tmp_path: Path) -> None:
@@ -387,7 +409,7 @@ class _SilentExtractor:
 
 
 def test_enrichment_adds_the_facts_it_finds(mem_factory: Any) -> None:
-    mem: BrainMem = mem_factory(extractor=_SilentExtractor(), llm_extractor=RuleExtractor())
+    mem: BrainMem = mem_factory(extractor=_SilentExtractor(), llm_extractor=SpacyExtractor())
     first = mem.store('The garage door is open.', stamp=T0, pose=Pose(4.0, 4.0))
     second = mem.store('Closed the garage door.', stamp=T0 + H)
     assert mem.enrichment is not None and mem.enrichment.wait_idle(60.0)

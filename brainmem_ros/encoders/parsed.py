@@ -201,6 +201,7 @@ class _Reading:
                 self.as_noun.add(tok.i)  # "the aquarium temperature"
         self.camel_actions: dict[int, str] = {}
         self._spans: list[tuple[int, int, int]] | None = None
+        self.heads: dict[int, int] = {}  # token of a mention -> its head (set with the names)
         for tok in doc:
             if tok.i not in self.skip and _CAMEL.match(tok.text):
                 first = _CAMEL_PART.findall(tok.text)[0].lower()
@@ -259,7 +260,7 @@ class _Reading:
     def _abstract(self, tok: Token) -> bool:
         """A noun for a measure, state or activity of a thing, not a thing ("temperature")."""
         return (self._nominal(tok) and not _is_code(self.doc, tok.i, self.as_noun)
-                and (tok.lower_ in self.stop or tok.lemma_.lower() in self.stop)
+                and tok.tag_ != 'MD' and (tok.lower_ in self.stop or tok.lemma_.lower() in self.stop)
                 and tok.lower_ not in units())
 
     def _nominal(self, tok: Token) -> bool:
@@ -524,6 +525,7 @@ class _Reading:
         parts, which have readings ("battery at 40 percent") but no place in the world."""
         names: dict[int, str] = {}
         own: dict[int, str] = {}
+        self.heads = {}
         for start, end, head in self.entity_spans():
             name = normalise_name(' '.join(self._word(self.doc[i], i == head)
                                            for i in range(start, end)))
@@ -532,6 +534,7 @@ class _Reading:
             world = not self._is_other_self(name, start, head)
             for i in range(start, end):
                 own[i] = name
+                self.heads[i] = head
                 if world:
                     names[i] = name
         return names, own
@@ -598,8 +601,10 @@ class _Reading:
         preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'}
                   for g in c.children if g.dep_ == 'prep']  # "next to", "close to"
         if transitive:
-            # "moved the keys to the drawer" with the phrase hung on the object.
-            preps += [g for m in movers for g in m.children if g.dep_ == 'prep']
+            # "moved the keys to the drawer" with the phrase hung on the object (or on
+            # the head of its name when the parser split it).
+            hangers = dict.fromkeys(t for m in movers for t in (m, self.doc[self.heads.get(m.i, m.i)]))
+            preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
         before = after = ''
         for outer in sorted(preps, key=lambda p: p.i):
             word, prep = outer.lower_, outer
@@ -731,15 +736,21 @@ def _repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
              states: frozenset[str]) -> tuple[set[int], set[int]]:
     """Tokens the small tagger gets wrong in telegraphic text, by the shape of the clause.
 
-    A "noun" in -s after a noun phrase and before a preposition or the end, in a clause
-    with no verb (or not its object), is the predicate ("a drone hovers above the roof"). A base-form "verb"
-    followed by a number, or right after a bare noun, or after a colon or comma and before
-    a bare noun, is a noun ("to room 204", "dish rack empty", "Detection: fire extinguisher").
+    A capitalised past form of a verb opening a sentence before a determiner is that verb
+    ("Hung the coat on the rack"). A "noun" in -s after a noun phrase and before a
+    preposition or the end, in a clause with no verb (or not its object), is the predicate
+    ("a drone hovers above the roof"). A base-form "verb" followed by a number, or right
+    after a bare noun, or after a colon or comma and before a bare noun, is a noun ("to
+    room 204", "dish rack empty", "Detection: fire extinguisher").
     """
     as_verb: set[int] = set()
     as_noun: set[int] = set()
     for sent in doc.sents:
         has_verb = any(t.pos_ == 'VERB' for t in sent)
+        first = sent[0]
+        if (first.tag_ == 'NNP' and len(sent) > 2 and sent[1].pos_ == 'DET'
+                and first.lower_ not in verbs and _verb_base(first.lower_, verbs, irregular)):
+            as_verb.add(first.i)  # "Hung the coat": a past form opening an order-less log line
         for tok in sent:
             prev = tok.nbor(-1) if tok.i > sent.start else None
             nxt = tok.nbor(1) if tok.i + 1 < sent.end else None
@@ -747,6 +758,7 @@ def _repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
             if (tok.pos_ == 'NOUN' and ((tok.tag_ in {'NNS', 'VBZ'} and tok.lower_.endswith('s')
                                          and tok.lemma_.lower() in verbs) or past)
                     and prev is not None and not (has_verb and tok.dep_ in {'dobj', 'pobj'})
+                    and first.i not in as_verb  # the opening verb is the predicate
                     and prev.pos_ in _NOMINAL and (nxt is None or nxt.pos_ in {'ADP', 'PUNCT', 'ADV'})
                     and (not has_verb or prev.pos_ == 'PROPN'
                          or any(c.dep_ == 'det' for c in prev.children)
