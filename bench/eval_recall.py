@@ -45,9 +45,9 @@ TUNING = DOCS / 'retrieval_tuning.json'
 ENCODERS = DOCS / 'retrieval_encoders.json'
 # The grid --tune searches: the constants that shape the ranking (docs/retrieval.md).
 GRID: dict[str, tuple[float, ...]] = {
-    'w_lexical': (0.45, 0.6, 0.7),
+    'w_lexical': (0.6, 0.7, 0.8),
     'w_entity': (0.0, 0.1),
-    'w_act': (0.4, 0.6, 0.8),
+    'w_act': (0.6, 0.8, 1.0),
     'hop_decay': (0.6, 0.8),
 }
 

@@ -70,7 +70,7 @@ class RetrievalConfig:
     spread_floor: float = opt(0.3, 0.0, 1.0, 'candidates with less than this share of the best '
                               'evidence do not spread activation')
     hops: int = opt(2, 0, 4, 'spreading activation hops')
-    hop_decay: float = opt(0.6, 0.0, 1.0, 'activation multiplier per hop')
+    hop_decay: float = opt(0.8, 0.0, 1.0, 'activation multiplier per hop')
     activation_threshold: float = opt(0.05, 0.0, 1.0, 'activation below this stops spreading')
     fanout: int = opt(12, 1, 200, 'edges followed per unit per hop (strongest first)')
     max_activated: int = opt(400, 10, 100000, 'cap on units reached by activation per query')
