@@ -199,6 +199,10 @@ class _Reading:
             if (tok.pos_ == 'ADJ' and tok.dep_ == 'amod' and tok.lower_ in nouns_only
                     and tok.head.i == tok.i + 1 and self._abstract(tok.head)):
                 self.as_noun.add(tok.i)  # "the aquarium temperature"
+        for tok in doc:
+            if tok.pos_ == 'PRON' and tok.dep_ in {'pobj', 'dobj'} and tok.is_alpha \
+                    and tok.lower_ not in self.stop:
+                self.as_noun.add(tok.i)  # "to the bookshelf" tagged as a pronoun
         self.camel_actions: dict[int, str] = {}
         self._spans: list[tuple[int, int, int]] | None = None
         self.heads: dict[int, int] = {}  # token of a mention -> its head (set with the names)
@@ -540,7 +544,7 @@ class _Reading:
         return names, own
 
     def _subject_of_state(self, tok: Token, names: dict[int, str]) -> str:
-        if tok.head.i in names and tok.head.i < tok.i:
+        if tok.head.i in names and tok.head.i < tok.i and self.heads.get(tok.head.i) == tok.head.i:
             return names[tok.head.i]  # "door open", "kettle on"
         for anchor in (tok, tok.head):
             for child in anchor.children:
@@ -562,8 +566,10 @@ class _Reading:
         "turned off the lamp" -> lamp.power off. The state is the verb's participle when
         that is a state word, or the adjective the verb is made from ("opened" -> open);
         only a done act (past tense or participle) on a definite thing counts."""
-        objects = [c for c in tok.children if c.dep_ in {'dobj', 'obj'} and c.i in names
-                   and not _indefinite(c)]
+        # "switched off the lights" is parsed with the object under the particle.
+        candidates = [g for c in tok.children if c.dep_ == 'prt' for g in c.children if g.dep_ == 'pobj']
+        objects = [c for c in [*tok.children, *candidates] if c.dep_ in {'dobj', 'obj', 'pobj'}
+                   and c.i in names and not _indefinite(c)]
         if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB'):
             return []
         lemma, word = tok.lemma_.lower(), tok.lower_
@@ -595,23 +601,30 @@ class _Reading:
         if not movers and not copula and not _has_object(tok):
             # "the umbrella is leaning against the rack": the subject is what is placed.
             movers = [c for c in tok.children if c.dep_ == 'nsubj' and c.i in names]
+        movers = [m for m in movers if not any(c.dep_ == 'det' and c.lower_ == 'no' for c in m.children)]
         if not movers:
             return []
+        done = tok.tag_ in {'VBD', 'VBN'} or tok.i in self.as_verb
         preps = [c for c in tok.children if c.dep_ == 'prep']
         preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'}
                   for g in c.children if g.dep_ == 'prep']  # "next to", "close to"
         if transitive:
             # "moved the keys to the drawer" with the phrase hung on the object (or on
             # the head of its name when the parser split it).
-            hangers = dict.fromkeys(t for m in movers for t in (m, self.doc[self.heads.get(m.i, m.i)]))
+            hangers = dict.fromkeys(t for m in movers if m.dep_ == 'dobj'
+                                    for t in (m, self.doc[self.heads.get(m.i, m.i)]))
             preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
         before = after = ''
+        destination = False
         for outer in sorted(preps, key=lambda p: p.i):
             word, prep = outer.lower_, outer
             if word == 'out' and any(c.lower_ == 'of' for c in outer.children):
                 word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
             if not transitive and not copula and word not in _RESTING_PREPS:
                 continue  # "looked at the table", "talked to Anna": no place of the subject
+            if word == 'from' and not done:
+                continue  # "watches the door from the rug", "a tower out of blocks"
+            destination = destination or word in _PLACE_PREPS
             target = self._place_of(prep, names)
             if not target or any(names[m.i] == target for m in movers):
                 continue
@@ -619,7 +632,7 @@ class _Reading:
                 before = before or target
             elif word in _PLACE_PREPS and not after:
                 after = target
-        if not after and before and transitive:
+        if not after and before and transitive and not destination:
             after = HELD
         if not after:
             return []
@@ -668,6 +681,11 @@ class _Reading:
                     attribute = 'setting'  # "set to 22 degrees", "turned the oven to 180"
                 subject = next((c for c in governor.children if c.dep_ in {'nsubj', 'nsubjpass', 'dobj'}
                                 and c.i < holder.i), None)
+                if subject is None and governor.dep_ == 'acl':
+                    subject = governor.head  # "thermostat set to 21 degrees"
+            elif holder.head.i == governor.i and holder.dep_ != 'pobj' and not self._abstract(governor) \
+                    and unit.text != '%' and unit.lower_ != 'percent':
+                continue  # "box 0.3 m ahead", "Spin 1.57 rad": a distance or a move, not a level
             if subject is None or self._negated(governor) or self._unreal(governor):
                 continue
             if self._abstract(subject):
@@ -748,7 +766,7 @@ def _repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
     for sent in doc.sents:
         has_verb = any(t.pos_ == 'VERB' for t in sent)
         first = sent[0]
-        if (first.tag_ == 'NNP' and len(sent) > 2 and sent[1].pos_ == 'DET'
+        if (first.tag_ == 'NNP' and len(sent) > 2 and (sent[1].pos_ == 'DET' or sent[1].tag_ == 'RP')
                 and first.lower_ not in verbs and _verb_base(first.lower_, verbs, irregular)):
             as_verb.add(first.i)  # "Hung the coat": a past form opening an order-less log line
         for tok in sent:
