@@ -74,12 +74,12 @@ class MemoryClient:
             raise MemoryServiceError(response.message)
         return response
 
-    def store(self, text: str, **fields: Any) -> Any:
+    def store(self, text: str, *, share: bool = False, **fields: Any) -> Any:
         """Store an observation; returns the Store response (id, unit)."""
         obs = Observation(text=text)
         for key, value in fields.items():
             setattr(obs, key, value)
-        return self.call('store', Store.Request(observation=obs))
+        return self.call('store', Store.Request(observation=obs, share=share))
 
     def retrieve(self, query: str, *, goal: str = '', state: str = '', top_k: int = 0,
                  **fields: Any) -> list[Recalled]:

@@ -455,7 +455,7 @@ class BrainMemNode(LifecycleNode):
             resp.id = result.unit.id
             resp.unit = convert.unit_to_msg(result.unit)
             resp.message = result.message
-            if request.observation.share:
+            if request.share:
                 shared = self._fleet is not None and self._fleet.share([result.unit.id]) == 1
                 resp.message += '; shared with the fleet' if shared else \
                     '; not shared: fleet tier off or its outbox full'
