@@ -19,7 +19,7 @@ export PYTHONDONTWRITEBYTECODE = 1
 
 .PHONY: setup demo test lint typecheck pytest bench reliability clean distclean eval eval-recall eval-extraction
 
-setup: $(STAMPS)/models
+setup: $(STAMPS)/models $(STAMPS)/bin
 
 $(STAMPS)/venv:
 	$(PYTHON) -m venv $(VENV)
