@@ -84,6 +84,7 @@ bench: setup
 eval: eval-recall eval-extraction
 
 eval-recall: setup
+	$(PY) -m pip install --quiet --no-deps -r requirements-eval.txt
 	$(PY) -m bench.eval_recall $(RECALL_ARGS)
 
 eval-extraction: setup
