@@ -60,13 +60,14 @@ def robots(fleet: dict[str, FleetConfig], mem_factory: Callable[..., BrainMem], 
            ) -> Iterator[Callable[..., tuple[BrainMem, FleetSync]]]:
     made: list[FleetSync] = []
 
-    def robot(name: str, *, start: bool = False, **options: Any) -> tuple[BrainMem, FleetSync]:
+    def robot(name: str, *, start: bool = False, home: str = '',
+              **options: Any) -> tuple[BrainMem, FleetSync]:
         cfg = FleetConfig.from_mapping({**{k: getattr(fleet[name], k) for k in
                                            ('enabled', 'robot_id', 'dsn', 'credentials_file', 'sslmode',
                                             'sync_period_s', 'retry_max_s', 'connect_timeout_s')},
                                         **options})
         sync = FleetSync(cfg)
-        mem = mem_factory(tmp_path / name, on_event=sync.observe)
+        mem = mem_factory(tmp_path / (home or name), on_event=sync.observe)
         sync.attach(mem, start=start)
         made.append(sync)
         return mem, sync
@@ -222,6 +223,59 @@ def test_server_down_then_back(pg: LocalPostgres, robots: Callable[..., tuple[Br
         time.sleep(0.1)
     assert sync1.stats().pending == 0
     assert client_from_config(sync1.config).shared_count(robot_id='r1') == 6
+
+
+def test_fleet_cache_answers_while_the_server_is_down(
+        pg: LocalPostgres, robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:
+    mem1, sync1 = robots('r1')
+    mem2, sync2 = robots('r2')
+    hazard = mem1.store('The lift in building B is out of order', source='camera')
+    sync1.share([hazard.id])
+    sync1.sync_once()
+    mem2.store('I charged my battery in the dock')
+    report = sync2.sync_once()
+    assert report.received == 1
+    stats = sync2.stats()
+    assert stats.cached == 1 and stats.cache_synced > 0
+    assert sync2.sync_once().received == 1  # the lookback re-reads; the row is replaced, not doubled
+    assert sync2.stats().cached == 1
+    pg.kill()
+    try:
+        answer = sync2.retrieve('is the lift in building B working?', scope='fleet')
+        assert not answer.fleet_reached and answer.cached
+        assert 'fleet cache' in answer.note and 'last synced' in answer.note
+        top = answer.results[0]
+        assert top.robot_id == 'r1' and top.cached and top.memory.unit.id == hazard.id
+        assert 'lift' in top.memory.unit.text and top.shared_at > 0
+        assert top.memory.unit.stamp == pytest.approx(hazard.stamp)
+        assert all(not r.cached for r in answer.results if r.robot_id == '')
+        # robot 1 does not find its own memory in its (empty) cache
+        own = sync1.retrieve('is the lift in building B working?', scope='fleet')
+        assert not own.cached and all(r.robot_id == '' for r in own.results)
+    finally:
+        pg.start()
+    assert sync2.retrieve('is the lift in building B working?', scope='fleet').fleet_reached
+
+
+def test_fleet_cache_is_bounded(robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:
+    mem1, sync1 = robots('r1')
+    _mem2, sync2 = robots('r2', cache_max=3, batch_size=2)
+    first = [mem1.store(f'Room {i} has a broken window') for i in range(2)]
+    sync1.share([u.id for u in first])
+    sync1.sync_once()
+    assert sync2.sync_once().received == 2
+    later = [mem1.store(f'Corridor {i} is being cleaned') for i in range(4)]
+    sync1.share([u.id for u in later])
+    sync1.sync_once()
+    sync2.sync_once()  # pages of 2 through the 4 new rows (and the lookback)
+    assert sync2.stats().cached == 3
+    assert sync2.cache is not None
+    kept = {r[0] for r in sync2.mem.store_db.query('SELECT unit_id FROM fleet_cache')}  # type: ignore[union-attr]
+    assert kept == {u.id for u in later[1:]}  # the oldest sent go first
+    # A robot's first poll starts at the time of the cache_max-th newest row (the
+    # four later rows were sent in one transaction: one time), not at the beginning.
+    _mem3, sync3 = robots('r2', home='r2_fresh', cache_max=2)
+    assert 2 <= sync3.sync_once().received <= len(later) and sync3.stats().cached == 2
 
 
 _CHILD = textwrap.dedent('''

@@ -55,6 +55,8 @@ class FleetConfig:
                                          'most about this long before answering locally)', (0.1, 60.0))
     statement_timeout_ms: int = _opt(2000, 'server-side limit of one fleet statement', (10, 600000))
     recall_candidates: int = _opt(50, 'fleet candidates per recall list (vector, full text)', (1, 1000))
+    cache_max: int = _opt(10000, 'most fleet units kept in the local cache that answers fleet '
+                                 'queries while the server is unreachable (0 = no cache)', (0, 10000000))
     retry_max_s: float = _opt(30.0, 'longest pause between attempts while the server is down',
                               (0.1, 3600.0))
 

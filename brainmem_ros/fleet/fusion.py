@@ -40,6 +40,7 @@ class RecallResult:
     memory: ScoredMemory
     robot_id: str  # '' for this robot's own memory
     shared_at: float  # when its owner last sent it (POSIX seconds; 0 for own memories)
+    cached: bool = False  # True: from the local fleet cache (the server was not reached)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Recall:
     scope: str  # 'local' | 'fleet'
     fleet_reached: bool  # False: the fleet could not be asked, results are local only
     note: str  # '' or why the fleet part is missing
+    cached: bool = False  # True: the fleet part comes from the local cache
 
 
 def _unit(hit: FleetHit) -> MemoryUnit:
@@ -106,7 +108,7 @@ def rank_fleet(hits: Sequence[FleetHit], cfg: RetrievalConfig, *, now: float,
 
 
 def merge(local: Sequence[ScoredMemory], local_best_cosine: float | None, fleet: Sequence[FleetHit],
-          cfg: RetrievalConfig, *, top_k: int, now: float) -> list[RecallResult]:
+          cfg: RetrievalConfig, *, top_k: int, now: float, cached: bool = False) -> list[RecallResult]:
     """The robot's own results and the fleet's, on one scale, best ``top_k`` first."""
     fleet_best = max((h.cosine for h in fleet), default=None)
     ranked = rank_fleet(fleet, cfg, now=now)
@@ -122,6 +124,6 @@ def merge(local: Sequence[ScoredMemory], local_best_cosine: float | None, fleet:
     merged = [RecallResult(ScoredMemory(m.unit, m.score * local_weight, m.parts, m.path), '', 0.0)
               for m in local]
     merged += [RecallResult(ScoredMemory(_unit(h), score * fleet_weight, parts, (h.unit_id,)),
-                            h.robot_id, h.updated) for h, parts, score in ranked]
+                            h.robot_id, h.updated, cached) for h, parts, score in ranked]
     merged.sort(key=lambda r: -r.memory.score)
     return merged[:top_k]

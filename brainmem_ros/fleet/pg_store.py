@@ -281,6 +281,36 @@ class FleetClient:
                 hits[key] = hit
         return list(hits.values())
 
+    def changes_after(self, after: tuple[str, str, int] | None, *, fleet_id: str, limit: int,
+                      lookback_s: float, newest: int) -> list[tuple[Any, ...]]:
+        """Other robots' shared rows changed after a key (the subscription's poll).
+
+        ``after`` is the (``updated_at`` as text, robot id, unit id) of the last row
+        received; ``None`` for a robot's first poll, which starts at the
+        ``newest``-th most recent row (the cache holds no more). ``lookback_s``
+        moves the key back in time: the first page of each poll re-reads a few
+        seconds, so a transaction that committed late with an older ``updated_at``
+        is not missed (receiving a row again is harmless). Returns rows, oldest
+        first: the recall columns, ``entity_names``, the vector as pgvector text,
+        and ``updated_at`` as text (the next key).
+        """
+        params: dict[str, Any] = {'me': self.robot_id, 'fleet': fleet_id, 'limit': limit,
+                                  'back': f'{float(lookback_s)} seconds'}
+        with self._conn() as conn:
+            if after is None:
+                found = conn.execute(
+                    'SELECT updated_at::text FROM fleet_units WHERE fleet_id = %(fleet)s '
+                    'AND robot_id <> %(me)s ORDER BY updated_at DESC OFFSET %(skip)s LIMIT 1',
+                    {**params, 'skip': max(0, newest - 1)}).fetchone()
+                after = (str(found[0]) if found else '-infinity', '', -1)
+                params['back'] = '0 seconds'
+            params |= {'ts': after[0], 'rid': after[1], 'uid': after[2]}
+            return [tuple(r) for r in conn.execute(
+                f'SELECT {_UNIT_COLUMNS}, entity_names, embedding::text, updated_at::text FROM fleet_units '
+                'WHERE fleet_id = %(fleet)s AND robot_id <> %(me)s AND shared AND (updated_at, robot_id, '
+                'unit_id) > (%(ts)s::timestamptz - %(back)s::interval, %(rid)s, %(uid)s) '
+                'ORDER BY updated_at, robot_id, unit_id LIMIT %(limit)s', params).fetchall()]
+
     def shared_count(self, *, robot_id: str | None = None) -> int:
         """Rows this role can read (one robot's, or the fleet's)."""
         with self._conn() as conn:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from brainmem_ros.errors import BrainMemError, InvalidInputError, StoreError
+from brainmem_ros.fleet.cache_store import CachedUnit, CacheStore
 from brainmem_ros.fleet.config import FleetConfig
 from brainmem_ros.fleet.credentials import read_password
 from brainmem_ros.fleet.errors import FleetError, FleetUnavailableError
@@ -48,6 +49,8 @@ SCOPES = ('local', 'fleet')
 _CHANGE_EVENTS = frozenset({'merged', 'enriched', 'reinforced', 'marginalized', 'restored', 'protected',
                             'unprotected', 'superseded'})
 _POLICY_SCAN = 2000
+# Each poll re-reads this much before its cursor (a transaction may commit after a later one).
+_LOOKBACK_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class FleetStats:
     errors: int
     last_sync: float  # POSIX seconds of the last successful drain (0 = never)
     last_error: str
+    cached: int = 0  # other robots' units in the local cache
+    cache_synced: float = 0.0  # POSIX seconds of the last poll that reached the server
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ class SyncReport:
     reinforcements_sent: int
     reinforcements_applied: int
     policy_shared: int
+    received: int = 0  # other robots' units put in the local cache
 
 
 def client_from_config(config: FleetConfig) -> FleetClient:
@@ -115,6 +121,7 @@ class FleetSync:
         self._after_send = after_send  # test hook: runs between server commit and local ack
         self.mem: BrainMem | None = None
         self.outbox: OutboxStore | None = None
+        self.cache: CacheStore | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -137,6 +144,8 @@ class FleetSync:
         """Bind to the robot's memory, create the outbox tables, start the thread."""
         self.mem = mem
         self.outbox = OutboxStore(mem.store_db, max_pending=self.config.outbox_max)
+        if self.config.cache_max > 0:
+            self.cache = CacheStore(mem.store_db, max_units=self.config.cache_max)
         # The fleet id is asked from the server at the first sync: opening never waits on it.
         if start:
             self._thread = threading.Thread(target=self._run, name='brainmem-fleet', daemon=True)
@@ -249,9 +258,10 @@ class FleetSync:
             sent = self._drain()
             rewards_out = self._send_reinforcements()
             applied = self._apply_reinforcements()
+            received = self._poll()
             self._connected = True
             self._last_sync = self.clock()
-            return SyncReport(sent, rewards_out, applied, shared)
+            return SyncReport(sent, rewards_out, applied, shared, received)
 
     def _drain(self) -> int:
         mem, outbox = self._parts()
@@ -309,6 +319,27 @@ class FleetSync:
                 self._received += 1
         return applied
 
+    def _poll(self) -> int:
+        """The subscription: other robots' shared units changed since the cursor, into the cache."""
+        if self.cache is None:
+            return 0
+        received = 0
+        after = self.cache.cursor()
+        lookback = _LOOKBACK_S
+        while True:
+            rows = self.client.changes_after(after, fleet_id=self.fleet_id, limit=self.config.batch_size,
+                                             lookback_s=lookback, newest=self.config.cache_max)
+            if not rows:
+                self.cache.put([], cursor=None, now=self.clock())
+                return received
+            units = [_cached(r) for r in rows]
+            after = (str(rows[-1][-1]), units[-1].robot_id, units[-1].unit_id)
+            self.cache.put(units, cursor=after, now=self.clock())
+            received += len(units)
+            lookback = 0.0
+            if len(rows) < self.config.batch_size:
+                return received
+
     # -- reinforcing and recalling ----------------------------------------------------
 
     def reinforce(self, robot_id: str, ids: Sequence[int], *, reward: float, note: str = '') -> int:
@@ -354,22 +385,53 @@ class FleetSync:
                                       recall_filter=recall_filter)
         except FleetError as exc:
             self._failed(exc)
-            return Recall(own, scope, False, f'fleet not reached, local results only: {exc}')
+            cached = self.cache.recall(vector, text, me=self.config.robot_id,
+                                       limit=self.config.recall_candidates,
+                                       recall_filter=recall_filter) if self.cache is not None else []
+            if not cached:
+                return Recall(own, scope, False, f'fleet not reached, local results only: {exc}')
+            synced = self.cache.counts().synced if self.cache is not None else 0.0
+            results = merge(local, self._best_own(local, vector), cached, mem.config.retrieval,
+                            top_k=k, now=self.clock(), cached=True)
+            when = time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(synced)) if synced else 'never'
+            return Recall(results, scope, False,
+                          f'fleet not reached, local results and the fleet cache (last synced {when}): {exc}',
+                          cached=True)
         self._connected = True
-        own_vectors = mem.store_db.vectors([m.unit.id for m in local])
-        best = max((float(np.dot(v, vector)) for v in own_vectors.values()), default=None)
-        results = merge(local, best, hits, mem.config.retrieval, top_k=k, now=self.clock())
+        results = merge(local, self._best_own(local, vector), hits, mem.config.retrieval, top_k=k,
+                        now=self.clock())
         return Recall(results, scope, True, '')
+
+    def _best_own(self, local: Sequence[Any], vector: np.ndarray) -> float | None:
+        mem, _ = self._parts()
+        own_vectors = mem.store_db.vectors([m.unit.id for m in local])
+        return max((float(np.dot(v, vector)) for v in own_vectors.values()), default=None)
 
     def stats(self) -> FleetStats:
         """Outbox sizes, counters and the last error."""
         counts = self.outbox.counts() if self.outbox is not None else None
+        cache = self.cache.counts() if self.cache is not None else None
         return FleetStats(
             enabled=True, robot_id=self.config.robot_id, connected=self._connected,
             shared=counts.shared if counts else 0, pending=counts.pending if counts else 0,
             pending_reinforcements=counts.pending_reinforcements if counts else 0, sent=self._sent,
             received_reinforcements=self._received, refused=self._refused, errors=self._errors,
-            last_sync=self._last_sync, last_error=self._last_error)
+            last_sync=self._last_sync, last_error=self._last_error,
+            cached=cache.units if cache else 0, cache_synced=cache.synced if cache else 0.0)
+
+
+def _cached(row: Sequence[Any]) -> CachedUnit:
+    """A row of :meth:`FleetClient.changes_after` as the cache keeps it."""
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else json.dumps(value)
+
+    return CachedUnit(
+        robot_id=str(row[0]), unit_id=int(row[1]), stamp=float(row[2]), type=str(row[3]),
+        episode_id=str(row[4]), source=str(row[5]), text=str(row[6]), entities=text(row[7]),
+        state_changes=text(row[8]), outcome=str(row[9]), importance=float(row[10]),
+        strength=float(row[11]), valence=float(row[12]), pose=None if row[13] is None else text(row[13]),
+        marginalized=bool(row[14]), updated=float(row[15]), entity_names=str(row[16]),
+        vector=np.asarray(json.loads(row[17]), dtype=np.float32))
 
 
 def _seconds(value: Any) -> float | None:
