@@ -254,6 +254,9 @@ def test_fleet_cache_answers_while_the_server_is_down(
         assert not own.cached and all(r.robot_id == '' for r in own.results)
     finally:
         pg.start()
+    deadline = time.monotonic() + 15  # the pool reconnects with its own backoff
+    while not sync2.retrieve('lift', scope='fleet').fleet_reached and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert sync2.retrieve('is the lift in building B working?', scope='fleet').fleet_reached
 
 

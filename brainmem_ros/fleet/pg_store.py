@@ -25,6 +25,8 @@ from brainmem_ros.fleet.errors import FleetDeniedError, FleetSchemaError, FleetU
 from brainmem_ros.fleet.schema import SCHEMA_VERSION, schema_version
 
 _WORD = re.compile(r'[^\W_]+', re.UNICODE)
+# Most full-text matches ranked per list (rows matching every word, rows matching any).
+_TEXT_CAP = 500
 _UNIT_COLUMNS = ('robot_id, unit_id, stamp, type, episode_id, source, text, entities, state_changes, '
                  'outcome, importance, strength, valence, pose, marginalized, '
                  'extract(epoch FROM updated_at)')
@@ -109,6 +111,12 @@ def or_query(text: str) -> str:
     """A tsquery matching any word of ``text`` (BM25-like recall: no word is required)."""
     words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
     return ' | '.join(words)
+
+
+def and_query(text: str) -> str:
+    """A tsquery matching rows that hold every word of ``text`` (stop words are dropped)."""
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
+    return ' & '.join(words)
 
 
 class FleetClient:
@@ -266,11 +274,20 @@ class FleetClient:
                 f'WHERE {where} ORDER BY embedding <=> %(vec)s::vector LIMIT %(limit)s', params).fetchall()
             query = or_query(text)
             if query:
-                params['q'] = query
+                # Ranking every any-word match is what made recall slow at scale (the
+                # words of a fleet's texts repeat): rank at most ``cap`` rows matching
+                # every query word plus ``cap`` matching any, both found by the GIN
+                # index, then keep the best ``limit`` by ts_rank_cd over the any-word query.
+                params |= {'q': query, 'qall': and_query(text), 'cap': max(_TEXT_CAP, 4 * int(limit))}
                 rows += conn.execute(
-                    f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), ts_rank_cd(tsv, q) '
-                    f"FROM fleet_units, to_tsquery('english', %(q)s) q WHERE tsv @@ q AND {where} "
-                    'ORDER BY ts_rank_cd(tsv, q) DESC LIMIT %(limit)s', params).fetchall()
+                    f"WITH q AS (SELECT to_tsquery('english', %(q)s) AS o, "
+                    f"to_tsquery('english', %(qall)s) AS a), "
+                    f'cand AS ((SELECT robot_id, unit_id FROM fleet_units, q WHERE tsv @@ q.a AND {where} '
+                    f'LIMIT %(cap)s) UNION (SELECT robot_id, unit_id FROM fleet_units, q '
+                    f'WHERE tsv @@ q.o AND {where} LIMIT %(cap)s)) '
+                    f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), ts_rank_cd(tsv, q.o) '
+                    'FROM fleet_units JOIN cand USING (robot_id, unit_id), q '
+                    'ORDER BY ts_rank_cd(tsv, q.o) DESC LIMIT %(limit)s', params).fetchall()
         for row in rows:
             hit = FleetHit(str(row[0]), int(row[1]), float(row[2]), str(row[3]), str(row[4]), str(row[5]),
                            str(row[6]), row[7], row[8], str(row[9]), float(row[10]), float(row[11]),
