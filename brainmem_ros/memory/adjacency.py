@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from brainmem_ros.errors import StoreError
-from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.store import STRUCTURAL_KINDS, EdgeScale, SqliteStore, edge_scale_of
 from brainmem_ros.memory.types import Edge, EdgeKind
 
 _log = logging.getLogger(__name__)
@@ -50,6 +50,9 @@ _KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
 _KIND_MASK = 0x0F
 _UNKNOWN_KIND = _KIND_MASK  # a kind this version does not know: such rows stay in SQLite
 _INCOMING = 0x10  # the row's unit is the edge's dst
+_STRUCTURAL_CODES = np.asarray([_KIND_CODE[EdgeKind(k)] for k in STRUCTURAL_KINDS], dtype=np.int8)
+# Row flags: re-read from SQLite when asked for; the unit has (or had) a structural edge.
+_STALE, _HAS_STRUCTURAL = 1, 2
 assert len(_KINDS) < _UNKNOWN_KIND
 
 _MAX_ID = 2**31 - 1  # the other end is held as int32; larger ids are SQLite's to answer
@@ -113,21 +116,31 @@ class Adjacency:
             if not self._ready or k > self.fanout or store.in_transaction:
                 return store.edges_of(wanted, fanout=k)
             store.settle_edges()  # changes made outside any transaction, if any
+            scale = store.edge_scale()
             rows = self._rows
+            if scale.below or rows.scale.below:
+                # A renormalisation is under way (its end starts a new bulk read), or
+                # these rows were read during one that has ended since.
+                if not scale.below and not self._reading:
+                    self.reload()
+                return store.edges_of(wanted, fanout=k)
+            if scale.scale != rows.scale.scale:
+                rows.rescale(scale)
             n = len(rows)
             held = np.asarray([i for i in wanted if 0 < i < n], dtype=np.int64)
-            stale = rows.stale[held]
+            stale = (rows.flags[held] & _STALE) != 0
             direct = [i for i in wanted if not 0 < i < n] + held[stale].tolist()
             if direct:
-                for uid, read in store.edges_of(direct, fanout=self.fanout).items():
+                for uid, read in store.edges_of(direct, fanout=self.fanout, stored=True).items():
                     if 0 < uid < n:
                         rows.hold(uid, read)
-                    out[uid] = read[:k]
+                    out[uid] = [Edge(e.src, e.dst, e.kind, e.weight * scale.factor(e.src, e.kind.value))
+                                for e in read[:k]]
             fresh = held[~stale]
             # Plain Python values under the lock, Edge objects after it.
             others = rows.other[fresh, :k].tolist()
             codes = rows.code[fresh, :k].tolist()
-            weights = rows.weight[fresh, :k].tolist()
+            weights = rows.effective(rows.weight[fresh, :k], rows.code[fresh, :k]).tolist()
         for uid, row_o, row_c, row_w in zip(fresh.tolist(), others, codes, weights, strict=True):
             edges: list[Edge] = []
             for other, code, weight in zip(row_o, row_c, row_w, strict=True):
@@ -162,7 +175,7 @@ class Adjacency:
     @property
     def stale_rows(self) -> int:
         """Rows that will be re-read from SQLite when next asked for."""
-        return int(np.count_nonzero(self._rows.stale))
+        return int(np.count_nonzero(self._rows.flags & _STALE))
 
     def close(self) -> None:
         """Stop watching the store, drop a bulk read under way, free the arrays."""
@@ -236,32 +249,75 @@ class Adjacency:
 class _Rows:
     """The arrays: row ``uid`` holds unit ``uid``'s strongest edges, strongest first."""
 
-    def __init__(self, fanout: int, rows: int = 0) -> None:
+    def __init__(self, fanout: int, rows: int = 0, scale: EdgeScale | None = None) -> None:
         self.fanout = fanout
         self.other = np.zeros((rows, fanout), dtype=np.int32)  # 0: an empty slot
         self.code = np.zeros((rows, fanout), dtype=np.int8)
+        # Stored weights (SQLite's own values); rows are ordered by the effective
+        # weights under ``scale``.
         self.weight = np.zeros((rows, fanout), dtype=np.float64)
-        self.stale = np.zeros(rows, dtype=np.bool_)  # re-read from SQLite when asked for
+        self.flags = np.zeros(rows, dtype=np.uint8)  # _STALE, _HAS_STRUCTURAL
+        self.scale = EdgeScale() if scale is None else scale
 
     def __len__(self) -> int:
-        return len(self.stale)
+        return len(self.flags)
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.other, self.code, self.weight, self.stale))
+        return sum(a.nbytes for a in (self.other, self.code, self.weight, self.flags))
+
+    def effective(self, weight: npt.NDArray[np.float64],
+                  code: npt.NDArray[np.int8]) -> npt.NDArray[np.float64]:
+        """Effective weights of stored ones: the product SQLite computes, bit for bit."""
+        structural = np.isin(code & _KIND_MASK, _STRUCTURAL_CODES)
+        return weight * np.where(structural, 1.0, self.scale.scale)
 
     def mark_stale(self, ids: Iterable[int]) -> None:
+        """Mark rows stale; a negative id ``-u`` flags unit ``u`` as having a structural edge."""
         ids = list(ids)
         if not ids:
             return
         rows = len(self)
-        top = max(ids)
+        top = max(abs(i) for i in ids)
         # Unit ids are handed out in order, so a new one is just past the last row; an
         # id far beyond it stays SQLite's (see _read_rows).
         if rows <= top <= min(_MAX_ID, _sparse_limit(rows)):
             self.grow(max(top + 1, rows + rows // 4))
             rows = len(self)
-        self.stale[np.fromiter((i for i in ids if 0 < i < rows), dtype=np.int64)] = True
+        self.flags[np.fromiter((i for i in ids if 0 < i < rows), dtype=np.int64)] |= _STALE
+        self.flags[np.fromiter((-i for i in ids if 0 < -i < rows), dtype=np.int64)] |= _HAS_STRUCTURAL
+
+    def rescale(self, scale: EdgeScale) -> None:
+        """Order the rows by the effective weights under a new ``scale`` (no renormalisation).
+
+        Association edges keep their order among themselves (one factor for all), but
+        move against structural ones. A row holding both is re-sorted; a full row whose
+        unit has structural edges may now rank one it does not hold: it goes stale.
+        """
+        k = self.fanout
+        used = self.other != 0
+        structural = np.isin(self.code & _KIND_MASK, _STRUCTURAL_CODES) & used
+        full = used[:, k - 1]
+        self.flags[full & ((self.flags & _HAS_STRUCTURAL) != 0)] |= _STALE
+        self.scale = scale
+        mixed = np.flatnonzero(structural.any(axis=1) & (used & ~structural).any(axis=1))
+        if not mixed.size:
+            return
+        other, code = self.other[mixed], self.code[mixed]
+        keep = other != 0
+        unit = np.repeat(mixed, keep.sum(axis=1))
+        other, code, weight = other[keep].astype(np.int64), code[keep], self.weight[mixed][keep]
+        incoming = (code & _INCOMING) != 0
+        src, dst = np.where(incoming, other, unit), np.where(incoming, unit, other)
+        # SQLite's order: effective weight descending, then (src, dst, kind); kind
+        # codes follow the names.
+        order = np.lexsort((code & _KIND_MASK, dst, src, -self.effective(weight, code), unit))
+        ordered = unit[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        slot = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
+        self.other[ordered, slot] = other[order]
+        self.code[ordered, slot] = code[order]
+        self.weight[ordered, slot] = weight[order]
 
     def grow(self, rows: int) -> None:
         """More rows (geometric growth keeps the copies rare); new rows are stale until read."""
@@ -274,9 +330,9 @@ class _Rows:
             return b
 
         self.other, self.code, self.weight = grown(self.other), grown(self.code), grown(self.weight)
-        stale = np.ones(rows, dtype=np.bool_)
-        stale[:keep] = self.stale
-        self.stale = stale
+        flags = np.full(rows, _STALE, dtype=np.uint8)
+        flags[:keep] = self.flags
+        self.flags = flags
 
     def hold(self, uid: int, edges: Sequence[Edge]) -> None:
         """Store one unit's row as SQLite just gave it (unless it names an id too large to hold)."""
@@ -290,7 +346,8 @@ class _Rows:
             code[j] = _KIND_CODE[e.kind] | (_INCOMING if incoming else 0)
             weight[j] = e.weight
         self.other[uid], self.code[uid], self.weight[uid] = other, code, weight
-        self.stale[uid] = False
+        structural = any(e.kind.value in STRUCTURAL_KINDS for e in edges[:k])
+        self.flags[uid] = (self.flags[uid] & (0xFF ^ _STALE)) | (_HAS_STRUCTURAL if structural else 0)
 
     def add_chunk(self, start: int, chunk: npt.NDArray[Any]) -> Ids:
         """Merge a chunk of scanned edges into the rows of both ends; returns rows it cannot hold."""
@@ -299,6 +356,10 @@ class _Rows:
         dst = (packed >> 4) & 0xFFFFFFFF
         kind = (packed & _KIND_MASK).astype(np.int8)
         bad = kind == _UNKNOWN_KIND  # also a dst that cannot be held (then 0)
+        structural = np.isin(kind, _STRUCTURAL_CODES)
+        if structural.any():
+            ends = np.concatenate([src[structural], dst[structural]])
+            self.flags[ends[(ends > 0) & (ends < len(self))]] |= _HAS_STRUCTURAL
         unknown = np.concatenate([src[bad], dst[bad]])
         if unknown.size:
             good = ~bad
@@ -330,8 +391,10 @@ class _Rows:
         inside = unit < len(self)
         # Most entries of a large store stop here, unsorted: their row is full of
         # stronger ones.
-        inside[inside] = ((self.other[unit[inside], k - 1] == 0)
-                          | (weight[inside] > self.weight[unit[inside], k - 1]))
+        last = unit[inside]
+        inside[inside] = ((self.other[last, k - 1] == 0)
+                          | (self.effective(weight[inside], code[inside])
+                             > self.effective(self.weight[last, k - 1], self.code[last, k - 1])))
         unit, other, code, weight = unit[inside], other[inside], code[inside], weight[inside]
         if not unit.size:
             return
@@ -342,7 +405,7 @@ class _Rows:
         other = np.concatenate([old[held], other])
         code = np.concatenate([self.code[rows][held], code])
         weight = np.concatenate([self.weight[rows][held], weight])
-        order = np.lexsort((-weight, unit))  # stable: ties keep the order above
+        order = np.lexsort((-self.effective(weight, code), unit))  # stable: ties keep the order above
         ordered = unit[order]
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         rank = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
@@ -360,7 +423,7 @@ def _read_rows(db: sqlite3.Connection, fanout: int, current: Callable[[], bool])
     # SQLite hands out ids in order, so they are dense; should some be far beyond the
     # number of units, those are left to SQLite rather than given rows.
     top = min(top, _MAX_ID, _sparse_limit(units))
-    rows = _Rows(fanout, min(top + 1 + _HEADROOM, _MAX_ID + 1))
+    rows = _Rows(fanout, min(top + 1 + _HEADROOM, _MAX_ID + 1), edge_scale_of(db))
     unknown: list[Ids] = []
     # Ranges of src ids sized to ~_SCAN_ROWS edges each (a unit has a few dozen):
     # every edge is read once, in primary-key order (which merge relies on).
@@ -386,7 +449,7 @@ def _read_rows(db: sqlite3.Connection, fanout: int, current: Callable[[], bool])
         dtype=np.int64))
     held = len(rows)
     for ids in unknown:
-        rows.stale[ids[(ids > 0) & (ids < held)]] = True
+        rows.flags[ids[(ids > 0) & (ids < held)]] |= _STALE
     return rows
 
 

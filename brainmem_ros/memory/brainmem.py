@@ -483,9 +483,11 @@ class BrainMem:
     def consolidate(self, *, now: TimeLike | None = None) -> dynamics.ConsolidationReport:
         """Decay, fold access counts, marginalize weak units, prune edges, replay.
 
-        Decay runs in chunks of ``dynamics.DECAY_CHUNK`` units, one transaction each,
-        and the lock is released between them: Store and Retrieve carry on while a
-        cycle runs. A cycle a crash interrupted is finished first, from where it was.
+        Every step is one short transaction and the lock is released between them:
+        units decay in chunks of ``dynamics.DECAY_CHUNK``, edges decay by one write of
+        the edge scale, weak edges are pruned per range of source ids, replay counts
+        per range of unit ids. Store and Retrieve carry on while a cycle runs. A cycle a
+        crash interrupted is finished first, from where it was.
         """
         t = to_seconds(now, 'now')
         when = self.clock() if t is None else t
@@ -506,8 +508,15 @@ class BrainMem:
                 decayed += n
                 weak += chunk_weak
                 time.sleep(dynamics.CHUNK_PAUSE_S)
-            with self._lock:
-                pruned, replayed = dynamics.finish_cycle(self.store_db, cycle, config=self.config.dynamics)
+            steps = dynamics.edge_steps(self.store_db, cycle, config=self.config.dynamics)
+            while True:
+                with self._lock:
+                    try:
+                        pruned += next(steps)
+                    except StopIteration as done:
+                        replayed = done.value
+                        break
+                time.sleep(dynamics.CHUNK_PAUSE_S)
             if not cycle.resumed:
                 break
         report = dynamics.ConsolidationReport(decayed=decayed, marginalized=tuple(weak),

@@ -6,20 +6,18 @@ import itertools
 import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from brainmem_ros.memory.config import DynamicsConfig
 from brainmem_ros.memory.index import VectorIndex
-from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.store import EdgeScale, SqliteStore
 from brainmem_ros.memory.types import EdgeKind, MemoryUnit
 
 _log = logging.getLogger(__name__)
 MAX_STRENGTH = 2.0
-# Edges that record structure rather than association never decay or get pruned.
-_STRUCTURAL = (EdgeKind.SUPERSEDES.value, EdgeKind.EVIDENCE.value)
 
 
 @dataclass(frozen=True)
@@ -81,6 +79,8 @@ class Cycle:
     top: int
     done: int
     resumed: bool = False
+    edges_decayed: bool = False
+    prune_from: int = 0  # the next source id the prune sweep reads (0: no sweep)
 
 
 _CYCLE_KEY = 'consolidation_cycle'
@@ -91,10 +91,18 @@ DECAY_CHUNK = 5000
 # lock at once starves the requests waiting for it (measured: a Retrieve waited
 # for the whole 0.5 s cycle of a 100k store without it).
 CHUNK_PAUSE_S = 0.002
-# Edges are rewritten only when their pending decay has reached this factor: an
-# hourly cycle would otherwise rewrite every association edge (23M rows at 1M
-# units) for a 0.04% change.
-_EDGE_REWRITE_BELOW = 0.99
+# Weak edges are swept for once the edge scale has fallen by 1% since the last
+# sweep: an hourly cycle would otherwise read every edge for a 0.04% change.
+_PRUNE_AFTER = 0.99
+# Source ids per prune step (~115k edges at 23 per unit: ~20 ms).
+PRUNE_CHUNK = 5000
+# Below this the scale is folded into the stored weights, RENORM_CHUNK source ids
+# per step, long before a stored weight could overflow (w / scale) or lose bits.
+RENORM_BELOW = 1e-3
+RENORM_CHUNK = 2000
+_MIN_SCALE = 1e-300  # a clock jump of millennia: every association edge is ~0 anyway
+# Unit ids per replay step.
+REPLAY_CHUNK = 5000
 # One cycle prunes at most this share of the association edges (weakest first):
 # a clock jump or a misconfigured rate thins the graph, it never wipes it at once.
 MAX_PRUNE_FRACTION = 0.1
@@ -106,7 +114,8 @@ def begin_cycle(store: SqliteStore, *, now: float) -> Cycle:
     if pending:
         c = json.loads(pending)
         return Cycle(now=float(c['now']), last=c['last'], seen=int(c['seen']), top=int(c['top']),
-                     done=int(c['done']), resumed=True)
+                     done=int(c['done']), resumed=True, edges_decayed=bool(c.get('edges_decayed')),
+                     prune_from=int(c.get('prune_from', 0)))
     last_raw = store.get_meta('last_consolidation')
     last = float(last_raw) if last_raw else None
     top = store.max_id()
@@ -123,7 +132,9 @@ def begin_cycle(store: SqliteStore, *, now: float) -> Cycle:
 
 def _save_cycle(store: SqliteStore, cycle: Cycle) -> None:
     store.set_meta(_CYCLE_KEY, json.dumps({'now': cycle.now, 'last': cycle.last, 'seen': cycle.seen,
-                                           'top': cycle.top, 'done': cycle.done}))
+                                           'top': cycle.top, 'done': cycle.done,
+                                           'edges_decayed': cycle.edges_decayed,
+                                           'prune_from': cycle.prune_from}))
 
 
 def decay_chunk(store: SqliteStore, index: VectorIndex, cycle: Cycle, *,
@@ -165,41 +176,68 @@ def decay_chunk(store: SqliteStore, index: VectorIndex, cycle: Cycle, *,
     return cycle, decayed, weak
 
 
-def finish_cycle(store: SqliteStore, cycle: Cycle, *, config: DynamicsConfig) -> tuple[int, list[int]]:
-    """Decay and prune edges, replay, record the cycle: (pruned edges, replayed ids)."""
+def edge_steps(store: SqliteStore, cycle: Cycle, *,
+               config: DynamicsConfig) -> Generator[int, None, list[int]]:
+    """Decay and prune edges, replay, record the cycle, one short step per ``next()``.
+
+    Yields the edges each step pruned and returns the replayed ids. Every step is one transaction: the caller
+    holds the memory's lock for a step and frees it between steps. Edge decay is one
+    write of the edge scale (:class:`~brainmem_ros.memory.store.EdgeScale`), never a
+    rewrite of the edges; pruning sweeps the edges in ranges of source ids.
+    """
+    while store.edge_scale().below:  # a renormalisation a crash interrupted
+        store.renormalise_edges(store.edge_scale().below + RENORM_CHUNK)
+        yield 0
+    if not cycle.edges_decayed:
+        with store.atomic():
+            elapsed_days = 0.0 if cycle.last is None else max(0.0, cycle.now - cycle.last) / 86400.0
+            # Decay left pending by a version that rewrote the edges is applied here.
+            pending = float(store.get_meta('edge_decay_pending') or '1.0')
+            old = store.edge_scale().scale
+            scale = max(_MIN_SCALE, old * pending * math.exp(-config.edge_decay_per_day * elapsed_days))
+            store.set_edge_scale(EdgeScale(scale))
+            store.set_meta('edge_decay_pending', '')
+            swept = float(store.get_meta('edge_pruned_at_scale', '1.0'))
+            cycle = replace(cycle, edges_decayed=True, prune_from=1 if scale < swept * _PRUNE_AFTER else 0)
+            _save_cycle(store, cycle)
+        yield 0
+    if cycle.prune_from:
+        top = store.max_edge_src()
+        while cycle.prune_from <= top:
+            lo, hi = cycle.prune_from, cycle.prune_from + PRUNE_CHUNK
+            with store.atomic():
+                # At most a tenth of each range's association edges, so of all of them.
+                cap = int(store.association_edges(lo, hi) * MAX_PRUNE_FRACTION)
+                pruned = store.prune_edges(lo, hi, below=config.prune_below, limit=cap)
+                cycle = replace(cycle, prune_from=hi)
+                if hi > top:
+                    store.set_meta('edge_pruned_at_scale', repr(store.edge_scale().scale))
+                _save_cycle(store, cycle)
+            yield pruned
+    replayed: list[int] = []
+    if config.replay_count:
+        # Rehearse mid-strength units that many others point at: the ones most
+        # worth keeping before they fade. Counted per range of ids, best kept.
+        best: list[tuple[int, int]] = []
+        top = store.max_id()
+        for lo in range(0, top, REPLAY_CHUNK):
+            best = sorted(best + store.connected_units(
+                lo, lo + REPLAY_CHUNK, low=config.marginalize_below * 2, high=1.0,
+                limit=config.replay_count), key=lambda c: (-c[0], c[1]))[:config.replay_count]
+            yield 0
+        replayed = [uid for _, uid in best]
     with store.atomic() as db:
-        elapsed_days = 0.0 if cycle.last is None else max(0.0, cycle.now - cycle.last) / 86400.0
-        pending = float(store.get_meta('edge_decay_pending', '1.0'))
-        pending *= math.exp(-config.edge_decay_per_day * elapsed_days)
-        pruned = 0
-        if pending < _EDGE_REWRITE_BELOW:
-            # Wholesale: edge listeners (the in-memory graph) are told that all edges
-            # changed instead of being told row by row.
-            with store.rewriting_edges() as edges_db:
-                total = edges_db.execute(
-                    f'UPDATE edges SET weight = weight * ? WHERE kind NOT IN {_STRUCTURAL}',
-                    (pending,)).rowcount
-                cap = int(total * MAX_PRUNE_FRACTION)
-                if cap:
-                    pruned = edges_db.execute(
-                        'DELETE FROM edges WHERE (src, dst, kind) IN (SELECT src, dst, kind FROM edges '
-                        f'WHERE weight < ? AND kind NOT IN {_STRUCTURAL} ORDER BY weight LIMIT ?)',
-                        (config.prune_below, cap)).rowcount
-            pending = 1.0
-        store.set_meta('edge_decay_pending', repr(pending))
-        replayed: list[int] = []
-        if config.replay_count:
-            # Rehearse mid-strength units that many others point at: the ones most
-            # worth keeping before they fade.
-            rows = db.execute(
-                'SELECT u.id FROM units u JOIN edges e ON e.src = u.id OR e.dst = u.id '
-                'WHERE u.marginalized = 0 AND u.protected = 0 AND u.strength BETWEEN ? AND ? '
-                'GROUP BY u.id ORDER BY COUNT(*) DESC, u.id LIMIT ?',
-                (config.marginalize_below * 2, 1.0, config.replay_count)).fetchall()
-            replayed = [r[0] for r in rows]
-            db.executemany('UPDATE units SET strength = MIN(?, strength + ?) WHERE id = ?',
-                           [(MAX_STRENGTH, config.access_gain * 5, i) for i in replayed])
+        db.executemany('UPDATE units SET strength = MIN(?, strength + ?) WHERE id = ?',
+                       [(MAX_STRENGTH, config.access_gain * 5, i) for i in replayed])
         store.set_meta('last_consolidation', repr(cycle.now))
         store.set_meta('consolidated_max_id', str(cycle.top))
         store.set_meta(_CYCLE_KEY, '')
-    return pruned, replayed
+    yield 0
+    if store.edge_scale().scale < RENORM_BELOW:
+        state = store.edge_scale()
+        while True:
+            state = store.renormalise_edges(state.below + RENORM_CHUNK)
+            if not state.below:
+                break
+            yield 0
+    return replayed

@@ -25,6 +25,7 @@ import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -151,8 +152,62 @@ def _valid_ids(ids: Iterable[int]) -> list[int]:
     return [i for i in dict.fromkeys(int(i) for i in ids) if 0 < i <= _MAX_ROWID]
 
 
-#: Told the ids of units whose edges changed (``None``: possibly every unit's).
+#: Told the ids of units whose edges changed (``None``: possibly every unit's). A
+#: negative id ``-u`` says that unit ``u`` has (or had) a structural edge.
 EdgeListener = Callable[[frozenset[int] | None], None]
+
+#: Edge kinds that record structure rather than association: they never decay, so
+#: the edge scale does not apply to them.
+STRUCTURAL_KINDS = (EdgeKind.SUPERSEDES.value, EdgeKind.EVIDENCE.value)
+_STRUCTURAL_SQL = '(' + ', '.join(f"'{k}'" for k in STRUCTURAL_KINDS) + ')'
+_EDGE_SCALE_KEY = 'edge_scale'
+
+
+def edge_scale_of(db: sqlite3.Connection) -> EdgeScale:
+    """The edge scale as ``db`` sees it (a reader's snapshot)."""
+    row = db.execute('SELECT value FROM meta WHERE key = ?', (_EDGE_SCALE_KEY,)).fetchone()
+    return EdgeScale.parse(str(row[0]) if row else '')
+
+
+@dataclass(frozen=True)
+class EdgeScale:
+    """The factor association edges are read with: effective weight = stored weight x factor.
+
+    Decaying every association edge is one write of ``scale``, not a rewrite of the
+    edge table. ``below`` is 0 except while a renormalisation is under way
+    (:meth:`SqliteStore.renormalise_edges`): edges with ``src < below`` are rewritten
+    already and read as stored, as structural edges always are.
+    """
+
+    scale: float = 1.0
+    below: int = 0
+
+    def factor(self, src: int, kind: str) -> float:
+        """The factor of one edge."""
+        return 1.0 if kind in STRUCTURAL_KINDS or src < self.below else self.scale
+
+    @property
+    def params(self) -> tuple[int, float]:
+        """The parameters of :data:`_EFFECTIVE_SQL`, in order."""
+        return (self.below, self.scale)
+
+    @classmethod
+    def parse(cls, raw: str) -> EdgeScale:
+        """The scale stored in meta ('' before the first decay)."""
+        if not raw:
+            return cls()
+        c = json.loads(raw)
+        return cls(float(c['scale']), int(c['below']))
+
+    def dump(self) -> str:
+        """The meta value."""
+        return json.dumps({'scale': self.scale, 'below': self.below})
+
+
+# The effective weight in SQL (parameters: EdgeScale.params). SQLite multiplies
+# doubles as numpy does, so the in-memory graph computes the same bits.
+_EFFECTIVE_SQL = (f'weight * CASE WHEN kind IN {_STRUCTURAL_SQL} THEN 1.0 '
+                  'WHEN src < ? THEN 1.0 ELSE ? END')
 
 # Edge changes are recorded by TEMP triggers: they belong to this connection only
 # (nothing is written to the file) and see every change made through it -- the
@@ -166,6 +221,10 @@ _EDGE_TRIGGERS = {
                             'VALUES (old.src), (old.dst), (new.src), (new.dst); END',
     'edges_touched_delete': 'AFTER DELETE ON main.edges BEGIN '
                             'INSERT INTO edges_touched VALUES (old.src), (old.dst); END',
+    # A scale change moves structural edges against the others: the in-memory graph
+    # must know which units have any, held or not.
+    'edges_touched_structural': f'AFTER INSERT ON main.edges WHEN new.kind IN {_STRUCTURAL_SQL} '
+                                'BEGIN INSERT INTO edges_touched VALUES (-new.src), (-new.dst); END',
 }
 
 
@@ -732,37 +791,105 @@ class SqliteStore:
 
     # -- edges -----------------------------------------------------------------------
 
+    def edge_scale(self) -> EdgeScale:
+        """The factor association edges are read with (see :class:`EdgeScale`)."""
+        return EdgeScale.parse(self.get_meta(_EDGE_SCALE_KEY))
+
+    def set_edge_scale(self, scale: EdgeScale) -> None:
+        """Record a new factor (inside the current transaction, if any)."""
+        self.set_meta(_EDGE_SCALE_KEY, scale.dump())
+
     def add_edges(self, edges: Iterable[Edge]) -> None:
         """Insert edges; an existing (src, dst, kind) keeps the larger weight."""
         with self.atomic() as db:
+            scale = self.edge_scale()
             db.executemany(
                 'INSERT INTO edges(src, dst, kind, weight) VALUES (?, ?, ?, ?) '
                 'ON CONFLICT(src, dst, kind) DO UPDATE SET weight = MAX(weight, excluded.weight)',
-                [(e.src, e.dst, e.kind.value, float(e.weight)) for e in edges if e.src != e.dst])
+                [(e.src, e.dst, e.kind.value, float(e.weight) / scale.factor(e.src, e.kind.value))
+                 for e in edges if e.src != e.dst])
 
     def strengthen_edge(self, src: int, dst: int, kind: EdgeKind, gain: float) -> None:
         """Hebbian update: weight += gain * (1 - weight), creating the edge if absent."""
         with self.atomic() as db:
+            # On stored weights w = weight / f: w += gain * (1 / f - w).
+            inverse = 1.0 / self.edge_scale().factor(src, kind.value)
             db.execute(
                 'INSERT INTO edges(src, dst, kind, weight) VALUES (?, ?, ?, ?) '
-                'ON CONFLICT(src, dst, kind) DO UPDATE SET weight = weight + ? * (1 - weight)',
-                (src, dst, kind.value, gain, gain))
+                'ON CONFLICT(src, dst, kind) DO UPDATE SET weight = weight + ? * (? - weight)',
+                (src, dst, kind.value, gain * inverse, gain, inverse))
 
-    def edges_of(self, ids: Sequence[int], *, fanout: int) -> dict[int, list[Edge]]:
+    def edges_of(self, ids: Sequence[int], *, fanout: int, stored: bool = False) -> dict[int, list[Edge]]:
         """The strongest ``fanout`` edges touching each unit, both directions.
 
         Equal weights are ordered by (src, dst, kind), so the answer is one list, the
-        same one :class:`~brainmem_ros.memory.adjacency.Adjacency` holds.
+        same one :class:`~brainmem_ros.memory.adjacency.Adjacency` holds. Weights are
+        effective (scaled, :class:`EdgeScale`); ``stored``: as stored, in the same order.
         """
         out: dict[int, list[Edge]] = {}
-        for uid in dict.fromkeys(ids):
-            rows = self.query(
-                'SELECT src, dst, kind, weight FROM ('
-                ' SELECT src, dst, kind, weight FROM edges WHERE src = ?'
-                ' UNION ALL SELECT src, dst, kind, weight FROM edges WHERE dst = ?'
-                ') ORDER BY weight DESC, src, dst, kind LIMIT ?', (uid, uid, fanout))
-            out[uid] = [Edge(s, d, EdgeKind(k), w) for s, d, k, w in rows]
+        with self._lock:
+            params = self.edge_scale().params
+            pick = 'weight' if stored else 'eff'
+            for uid in dict.fromkeys(ids):
+                rows = self.query(
+                    f'SELECT src, dst, kind, {pick} FROM ('
+                    f' SELECT src, dst, kind, weight, {_EFFECTIVE_SQL} AS eff FROM edges WHERE src = ?'
+                    f' UNION ALL SELECT src, dst, kind, weight, {_EFFECTIVE_SQL} FROM edges WHERE dst = ?'
+                    ') ORDER BY eff DESC, src, dst, kind LIMIT ?', (*params, uid, *params, uid, fanout))
+                out[uid] = [Edge(s, d, EdgeKind(k), w) for s, d, k, w in rows]
         return out
+
+    def association_edges(self, lo: int, hi: int) -> int:
+        """Number of association (scaled) edges with ``lo <= src < hi``."""
+        return int(self.query(f'SELECT COUNT(*) FROM edges WHERE src >= ? AND src < ? '
+                              f'AND kind NOT IN {_STRUCTURAL_SQL}', (lo, hi))[0][0])
+
+    def prune_edges(self, lo: int, hi: int, *, below: float, limit: int) -> int:
+        """Delete the weakest association edges with ``lo <= src < hi`` and an effective
+        weight under ``below``, at most ``limit`` of them; returns how many."""
+        if limit <= 0:
+            return 0
+        with self.atomic() as db:
+            params = self.edge_scale().params
+            return int(db.execute(
+                'DELETE FROM edges WHERE (src, dst, kind) IN (SELECT src, dst, kind FROM edges '
+                f'WHERE src >= ? AND src < ? AND kind NOT IN {_STRUCTURAL_SQL} '
+                f'AND {_EFFECTIVE_SQL} < ? ORDER BY {_EFFECTIVE_SQL}, src, dst, kind LIMIT ?)',
+                (lo, hi, *params, below, *params, limit)).rowcount)
+
+    def max_edge_src(self) -> int:
+        """The largest source id of any edge (0 without edges)."""
+        return int(self.query('SELECT COALESCE(MAX(src), 0) FROM edges')[0][0])
+
+    def connected_units(self, lo: int, hi: int, *, low: float, high: float,
+                        limit: int) -> list[tuple[int, int]]:
+        """(edges, id) of the ``limit`` active, unprotected units with ``lo < id <= hi`` and a
+        strength in [low, high] that touch most edges (more edges first, then smaller ids)."""
+        return [(int(c), int(u)) for c, u in self.query(
+            'SELECT (SELECT COUNT(*) FROM edges WHERE src = u.id)'
+            ' + (SELECT COUNT(*) FROM edges WHERE dst = u.id AND src != u.id) AS c, u.id FROM units u '
+            'WHERE u.id > ? AND u.id <= ? AND u.marginalized = 0 AND u.protected = 0 '
+            'AND u.strength BETWEEN ? AND ? AND c > 0 ORDER BY c DESC, u.id LIMIT ?',
+            (lo, hi, low, high, limit))]
+
+    def renormalise_edges(self, hi: int) -> EdgeScale:
+        """Fold the scale into the stored weights of edges with ``src < hi`` (next part).
+
+        One part of a renormalisation: call with growing ``hi`` until the answer's
+        ``below`` is 0. Rewritten weights keep their effective value bit for bit
+        (w * f, the product every reader computed). Each part is one transaction, a
+        wholesale change (:meth:`rewriting_edges`).
+        """
+        with self.atomic():
+            scale = self.edge_scale()
+            lo = scale.below
+            top = self.max_edge_src()
+            with self.rewriting_edges() as db:
+                db.execute(f'UPDATE edges SET weight = weight * ? WHERE src >= ? AND src < ? '
+                           f'AND kind NOT IN {_STRUCTURAL_SQL}', (scale.scale, lo, hi))
+            scale = EdgeScale() if hi > top else EdgeScale(scale.scale, hi)
+            self.set_edge_scale(scale)
+            return scale
 
     # -- watching edges ----------------------------------------------------------------
 
@@ -868,8 +995,9 @@ class SqliteStore:
         return int(self.query('SELECT COUNT(*) FROM edges')[0][0])
 
     def all_edges(self) -> Iterator[Edge]:
-        """Every edge (export, pictures)."""
-        for s, d, k, w in self.query('SELECT src, dst, kind, weight FROM edges'):
+        """Every edge (export, pictures), with its effective weight."""
+        params = self.edge_scale().params
+        for s, d, k, w in self.query(f'SELECT src, dst, kind, {_EFFECTIVE_SQL} FROM edges', params):
             yield Edge(s, d, EdgeKind(k), w)
 
     # -- access statistics and dynamics ------------------------------------------------
