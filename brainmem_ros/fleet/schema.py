@@ -21,7 +21,7 @@ from typing import Any
 
 from brainmem_ros.fleet.errors import FleetSchemaError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 GROUP_ROLE = 'brainmem_robots'
 
 # Version 1: robots, their shared units (one row per robot and unit), RLS.
@@ -115,8 +115,29 @@ CREATE POLICY fleet_reinforcements_insert ON fleet_reinforcements FOR INSERT TO 
     WHERE u.robot_id = fleet_reinforcements.robot_id AND u.unit_id = fleet_reinforcements.unit_id));
 """
 
+# Version 3: the policies call fleet_my_robot() / fleet_my_fleet() through a scalar
+# subquery, which PostgreSQL evaluates once per statement (an InitPlan) instead of
+# once per row examined: a full-text match over 100k rows ran the lookup 100k times.
+SCHEMA_V3_POLICY_INITPLANS = """
+ALTER POLICY fleet_units_read ON fleet_units
+  USING (fleet_id = (SELECT fleet_my_fleet()) AND (shared OR robot_id = (SELECT fleet_my_robot())));
+ALTER POLICY fleet_units_insert ON fleet_units
+  WITH CHECK (robot_id = (SELECT fleet_my_robot()) AND fleet_id = (SELECT fleet_my_fleet()));
+ALTER POLICY fleet_units_update ON fleet_units
+  USING (robot_id = (SELECT fleet_my_robot()))
+  WITH CHECK (robot_id = (SELECT fleet_my_robot()) AND fleet_id = (SELECT fleet_my_fleet()));
+ALTER POLICY fleet_units_delete ON fleet_units
+  USING (robot_id = (SELECT fleet_my_robot()));
+ALTER POLICY fleet_reinforcements_read ON fleet_reinforcements
+  USING (fleet_id = (SELECT fleet_my_fleet()));
+ALTER POLICY fleet_reinforcements_insert ON fleet_reinforcements
+  WITH CHECK (by_robot = (SELECT fleet_my_robot()) AND fleet_id = (SELECT fleet_my_fleet()) AND EXISTS (
+    SELECT 1 FROM fleet_units u
+    WHERE u.robot_id = fleet_reinforcements.robot_id AND u.unit_id = fleet_reinforcements.unit_id));
+"""
+
 # Ordered: MIGRATIONS[v] takes a database at version v to v + 1.
-MIGRATIONS: tuple[str, ...] = (SCHEMA_V1, SCHEMA_V2_REINFORCEMENTS)
+MIGRATIONS: tuple[str, ...] = (SCHEMA_V1, SCHEMA_V2_REINFORCEMENTS, SCHEMA_V3_POLICY_INITPLANS)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _META = 'CREATE TABLE IF NOT EXISTS fleet_meta (key text PRIMARY KEY, value text NOT NULL)'
