@@ -21,7 +21,7 @@ from brainmem_ros.memory import BrainMem, Edge, EdgeKind, MemoryConfig, MemoryUn
 from brainmem_ros.memory import adjacency as adjacency_module
 from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.retrieval import Query, Retriever
-from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.store import EdgeScale, SqliteStore
 
 T0 = 1_760_000_000.0
 DAY = 86400.0
@@ -269,8 +269,21 @@ def test_random_changes_never_leave_it_stale(mem_factory: Any, seed: int) -> Non
         a = rng.choice(existing())
         store.query('UPDATE edges SET weight = ? WHERE src = ?', (rng.choice(WEIGHTS), a))
 
+    def rescale() -> None:
+        # A pure scale change: association edges move against structural ones.
+        store.set_edge_scale(EdgeScale(store.edge_scale().scale * rng.choice([0.3, 0.5, 0.9, 1.6])))
+
+    def renormalise() -> None:
+        state = store.edge_scale()
+        while True:
+            state = store.renormalise_edges(state.below + rng.randint(1, 6))
+            assert_same(adj, store)  # SQLite answers half-way, the arrays after
+            if not state.below:
+                break
+
     ops: list[Callable[[], None]] = [add, strengthen, reinforce, consolidate, delete, store_new, reflect,
-                                     rolled_back, wholesale_rolled_back, raw_autocommit]
+                                     rolled_back, wholesale_rolled_back, raw_autocommit, rescale,
+                                     renormalise]
     for op in ops + [rng.choice(ops) for _ in range(40)]:
         op()
         assert_same(adj, store)

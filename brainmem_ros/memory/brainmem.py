@@ -508,6 +508,7 @@ class BrainMem:
                 decayed += n
                 weak += chunk_weak
                 time.sleep(dynamics.CHUNK_PAUSE_S)
+            pruned = 0  # the last cycle's, as before
             steps = dynamics.edge_steps(self.store_db, cycle, config=self.config.dynamics)
             while True:
                 with self._lock:
