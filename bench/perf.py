@@ -339,23 +339,88 @@ def store_ros(store: Path, corpus: Corpus, n: int) -> dict[str, Any]:
             'topic': {'per_s': seen[0] / topic_s, 'count': seen[0], 'complete': ok}}
 
 
-def consolidation(store: Path, embedder: Embedder) -> dict[str, Any]:
-    """A daily consolidation cycle, then one that marginalizes 5% of the units."""
+N_DURING = 60  # Retrieve / Store calls timed while cycles run
+MAX_CYCLES = 40
+
+
+def _summary_max_ms(seconds: Sequence[float]) -> dict[str, float]:
+    return {**summary_ms(seconds), 'max': max(seconds) * 1e3}
+
+
+def _during_cycles(mem: BrainMem, now: float, call: Callable[[int], None]) -> tuple[list[float], float, int]:
+    """Time ``call`` back to back while daily cycles run on another thread.
+
+    Cycles follow one another a simulated day apart until ``N_DURING`` calls were
+    timed (or ``MAX_CYCLES`` ran); returns the latencies, the clock and the cycles.
+    """
+    lat: list[float] = []
+    cycles = 0
+    while len(lat) < N_DURING and cycles < MAX_CYCLES:
+        now += 86400.0
+        done = threading.Event()
+
+        def cycle(at: float = now, finished: threading.Event = done) -> None:
+            try:
+                mem.consolidate(now=at)
+            finally:
+                finished.set()
+
+        worker = threading.Thread(target=cycle, name='bench-consolidate')
+        worker.start()
+        while not done.is_set():
+            t = time.perf_counter()
+            call(len(lat))
+            lat.append(time.perf_counter() - t)
+        worker.join()
+        cycles += 1
+    return lat, now, cycles
+
+
+def consolidation(store: Path, embedder: Embedder, corpus: Corpus, n: int) -> dict[str, Any]:
+    """A daily cycle; Retrieve and Store latency while cycles run; a cycle marginalizing 5%."""
+    qs = queries(N_DURING + N_WARM)
+    units = _new_units(corpus, n + 4 * N_STORE, N_DURING + MAX_CYCLES * 20)
     with BrainMem.open(store, embedder=embedder) as mem:
+        _wait_for_graph(mem)
+        tune_interpreter()
         last = float(mem.store_db.query('SELECT MAX(stamp) FROM units')[0][0])
         mem.store_db.set_meta('last_consolidation', repr(last))
         t = time.perf_counter()
         daily = mem.consolidate(now=last + 86400.0)
         daily_s = time.perf_counter() - t
+        now = last + 86400.0
+
+        def retrieve(i: int) -> None:
+            q = qs[N_WARM + i % N_DURING]
+            mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
+
+        def store_one(i: int) -> None:
+            u = units[i % len(units)]
+            mem.store(u.text, stamp=now, episode_id=u.episode_id, pose=u.pose)
+
+        for q in qs[:N_WARM]:
+            mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
+        alone: list[float] = []
+        for i in range(N_DURING):
+            t = time.perf_counter()
+            retrieve(i)
+            alone.append(time.perf_counter() - t)
+        during, now, r_cycles = _during_cycles(mem, now, retrieve)
+        stored, now, s_cycles = _during_cycles(mem, now, store_one)
         with mem.store_db.atomic() as db:
             db.execute('UPDATE units SET strength = 0.05 WHERE id % 20 = 0 AND protected = 0')
         t = time.perf_counter()
-        weak = mem.consolidate(now=last + 86400.0 + 3600.0)
+        weak = mem.consolidate(now=now + 3600.0)
         weak_s = time.perf_counter() - t
         kind = mem.index.kind
+        edge_scale = mem.store_db.edge_scale().scale
     return {'daily_s': daily_s, 'daily_marginalized': len(daily.marginalized),
             'daily_pruned': daily.pruned_edges, 'marginalize_s': weak_s,
-            'marginalized': len(weak.marginalized), 'index_kind': kind}
+            'marginalized': len(weak.marginalized), 'index_kind': kind,
+            'retrieve_alone': _summary_max_ms(alone),
+            'retrieve_during': {**_summary_max_ms(during), 'cycles': r_cycles},
+            'store_during': {**_summary_max_ms(stored), 'cycles': s_cycles},
+            'edge_scale': edge_scale}
 
 
 class InstantReasoner:
@@ -440,10 +505,13 @@ def run_size(corpus: Corpus, embedder: Embedder, n: int, *, ros: bool, profile: 
                 print(f'[{n}] enrichment with instant stand-in LLMs {e["per_s"]:.0f} units/s '
                       f'({e["enriched"]} units)', flush=True)
             if 'consolidate' in parts:
-                c = consolidation(scratch, embedder)
+                c = consolidation(scratch, embedder, corpus, n)
                 record('consolidate', key, c)
-                print(f'[{n}] consolidate daily {c["daily_s"]:.1f} s, with 5% marginalized '
-                      f'{c["marginalize_s"]:.1f} s', flush=True)
+                rd, sd, ra = c['retrieve_during'], c['store_during'], c['retrieve_alone']
+                print(f'[{n}] consolidate daily {c["daily_s"]:.2f} s, with 5% marginalized '
+                      f'{c["marginalize_s"]:.2f} s; during cycles Retrieve p50 {rd["p50"]:.1f} ms '
+                      f'max {rd["max"]:.1f} ms (alone p50 {ra["p50"]:.1f} max {ra["max"]:.1f}), '
+                      f'Store p50 {sd["p50"]:.1f} ms max {sd["max"]:.1f} ms', flush=True)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 

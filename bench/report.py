@@ -376,18 +376,32 @@ def _open_section(res: dict[str, Any], sizes: list[int]) -> str:
 
 
 def _consolidate_section(res: dict[str, Any], sizes: list[int]) -> str:
-    rows = []
+    rows, during = [], []
     for n in sizes:
         c = _get(res, 'consolidate', n)
         if c:
-            rows.append((_n(n), f'{c["daily_s"]:.1f}', f'{c["marginalize_s"]:.1f}', c['marginalized'],
+            rows.append((_n(n), f'{c["daily_s"]:.2f}', f'{c["marginalize_s"]:.2f}', c['marginalized'],
                          c['index_kind']))
+            if 'retrieve_during' in c:
+                ra, rd, sd = c['retrieve_alone'], c['retrieve_during'], c['store_during']
+                during.append((_n(n), f'{ra["p50"]:.1f} / {ra["max"]:.1f}',
+                               f'{rd["p50"]:.1f} / {rd["p99"]:.1f} / {rd["max"]:.1f}',
+                               f'{sd["p50"]:.1f} / {sd["p99"]:.1f} / {sd["max"]:.1f}',
+                               f'{rd["cycles"]} + {sd["cycles"]}'))
+    latency = ''
+    if during:
+        latency = ('\n\nWhile cycles run (one a simulated day after the other, on a thread of their '
+                   'own), Retrieve and then Store are called back to back on the same copy: every step '
+                   'of a cycle is one short transaction and the lock is free between steps; edge decay '
+                   'is one write of the edge scale, not a rewrite of the edges (docs/reliability.md).'
+                   '\n\n' + table(['N', 'Retrieve alone p50 / max ms', 'Retrieve during p50 / p99 / max ms',
+                                    'Store during p50 / p99 / max ms', 'cycles'], during))
     return ('## Consolidation\n\n`BrainMem.consolidate` on a copy of each store: a daily cycle (decay '
-            'every unit and edge, fold access counts, prune), then a cycle in which 5% of the units '
-            'are weak and leave the hot index. It runs under the memory lock, so Store and Retrieve '
-            'wait for it. Command: `' + PERF + ' --parts consolidate`.\n\n'
+            'every unit, the edges by one factor, fold access counts, prune weak edges), then a cycle '
+            'in which 5% of the units are weak and leave the hot index. Command: `'
+            + PERF + ' --parts consolidate`.\n\n'
             + table(['N', 'daily cycle s', 'cycle marginalizing 5% s', 'marginalized', 'index'], rows)
-            + '\n\n![Consolidation time](consolidate.png)\n')
+            + latency + '\n\n![Consolidation time](consolidate.png)\n')
 
 
 def _index_section(res: dict[str, Any], sizes: list[int]) -> str:
