@@ -13,15 +13,21 @@ indexed by unit id, and keeps it equal to SQLite:
   raw SQL and deletes cascading from units included). Those rows are marked stale and
   re-read from SQLite when next asked for; changes committed while a bulk read runs
   are remembered and marked stale when it is installed;
-* a wholesale change (consolidation's decay and prune, :meth:`SqliteStore.rewriting_edges`)
-  starts a new bulk read. Applying the decay factor to the arrays instead would be
-  wrong: structural edges (supersedes, evidence) do not decay and pruning frees slots,
-  so a unit's strongest edges afterwards can include edges its row never held, which
-  only SQLite knows; re-reading row by row would cost a query per unit.
+* edge decay is one stored factor (:class:`~brainmem_ros.memory.store.EdgeScale`):
+  the arrays hold stored weights, as SQLite does, and answer with stored x scale,
+  the product SQLite computes. A new scale keeps the order of association edges
+  among themselves but moves them against structural ones (supersedes, evidence,
+  which do not decay): rows holding both are re-sorted in place, and a full row
+  whose unit has structural edges (a flag per row, set by the bulk read and by the
+  store's report of new structural edges) goes stale, since only SQLite knows the
+  edges it does not hold;
+* a wholesale change (a renormalisation of the scale into the stored weights,
+  :meth:`SqliteStore.rewriting_edges`) starts a new bulk read; SQLite answers
+  while a renormalisation is under way.
 
 Memory: per unit id, ``fanout`` entries of 13 bytes -- the other end (int32), the kind
 and direction (int8) and the weight as float64, the exact value SQLite holds, so the
-order and the activation it spreads are the same bit for bit -- plus a stale flag:
+order and the activation it spreads are the same bit for bit -- plus a byte of flags:
 157 bytes per unit at the default fanout of 12, 157 MB at 1M units.
 """
 
@@ -295,12 +301,15 @@ class _Rows:
         unit has structural edges may now rank one it does not hold: it goes stale.
         """
         k = self.fanout
-        used = self.other != 0
-        structural = np.isin(self.code & _KIND_MASK, _STRUCTURAL_CODES) & used
-        full = used[:, k - 1]
-        self.flags[full & ((self.flags & _HAS_STRUCTURAL) != 0)] |= _STALE
         self.scale = scale
-        mixed = np.flatnonzero(structural.any(axis=1) & (used & ~structural).any(axis=1))
+        # Only flagged rows can hold a structural edge: the work is theirs, not the store's.
+        flagged = np.flatnonzero(self.flags & _HAS_STRUCTURAL)
+        if not flagged.size:
+            return
+        used = self.other[flagged] != 0
+        structural = np.isin(self.code[flagged] & _KIND_MASK, _STRUCTURAL_CODES) & used
+        self.flags[flagged[used[:, k - 1]]] |= _STALE
+        mixed = flagged[structural.any(axis=1) & (used & ~structural).any(axis=1)]
         if not mixed.size:
             return
         other, code = self.other[mixed], self.code[mixed]
