@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from brainmem_ros.errors import ConfigError
+from brainmem_ros.errors import ConfigError, InvalidInputError
 from brainmem_ros.fleet.config import FleetConfig
 from brainmem_ros.fleet.credentials import read_password, write_password
 from brainmem_ros.fleet.errors import CredentialsError, FleetDeniedError, FleetSchemaError
@@ -30,6 +30,7 @@ from brainmem_ros.fleet.policy import share_reason
 from brainmem_ros.fleet.schema import SCHEMA_VERSION, migrate, schema_version
 from brainmem_ros.fleet.sync import FleetSync, client_from_config
 from brainmem_ros.memory import BrainMem
+from brainmem_ros.memory.fleet_recall import FleetRecall, ScopedResults
 from brainmem_ros.memory.types import MemoryUnit, StateChange, UnitType
 
 pytestmark = pytest.mark.skipif(bool(missing_reason()), reason=missing_reason() or 'server available')
@@ -279,6 +280,42 @@ def test_fleet_cache_is_bounded(robots: Callable[..., tuple[BrainMem, FleetSync]
     # four later rows were sent in one transaction: one time), not at the beginning.
     _mem3, sync3 = robots('r2', home='r2_fresh', cache_max=2)
     assert 2 <= sync3.sync_once().received <= len(later) and sync3.stats().cached == 2
+
+
+def test_brainmem_retrieve_scope_fleet_through_the_seam(
+        pg: LocalPostgres, robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:
+    mem1, sync1 = robots('r1')
+    mem2, sync2 = robots('r2')
+    assert isinstance(sync2, FleetRecall) and mem2.fleet is sync2
+    hazard = mem1.store('The lift in building B is out of order', source='camera')
+    sync1.share([hazard.id])
+    sync1.sync_once()
+    sync2.sync_once()
+    mem2.store('I charged my battery in the dock')
+    local = mem2.retrieve('is the lift in building B working?')
+    assert not isinstance(local, ScopedResults)
+    hits = mem2.retrieve('is the lift in building B working?', scope='fleet', top_k=5)
+    assert isinstance(hits, ScopedResults) and hits.fleet_reached and not hits.from_cache
+    first = hits.robot_ids.index('r1')
+    assert hits[first].unit.text == hazard.text and hits.shared_at[first] > 0
+    assert not hits.cached[first]
+    pg.kill()
+    try:
+        offline = mem2.retrieve('is the lift in building B working?', scope='fleet')
+        assert isinstance(offline, ScopedResults) and not offline.fleet_reached and offline.from_cache
+        assert 'r1' in offline.robot_ids and offline.cached[offline.robot_ids.index('r1')]
+    finally:
+        pg.start()
+
+
+def test_brainmem_scope_fleet_without_a_fleet(mem_factory: Callable[..., BrainMem], tmp_path: Path) -> None:
+    mem = mem_factory(tmp_path / 'alone')
+    mem.store('The east door sticks when it is cold')
+    hits = mem.retrieve('does the east door stick?', scope='fleet')
+    assert isinstance(hits, ScopedResults) and not hits.fleet_reached and 'local results only' in hits.note
+    assert hits and hits.robot_ids == [''] * len(hits)
+    with pytest.raises(InvalidInputError, match='scope'):
+        mem.retrieve('door', scope='galaxy')
 
 
 _CHILD = textwrap.dedent('''

@@ -41,6 +41,7 @@ from brainmem_ros.fleet.outbox_store import OutboxStore, Pending
 from brainmem_ros.fleet.pg_store import FleetClient, FleetRow, RecallFilter, Reinforcement
 from brainmem_ros.fleet.policy import share_reason
 from brainmem_ros.memory.brainmem import BrainMem
+from brainmem_ros.memory.fleet_recall import ScopedResults
 from brainmem_ros.memory.types import ORDINARY_TYPES, MemoryEvent, MemoryUnit, UnitType
 
 _log = logging.getLogger(__name__)
@@ -143,6 +144,8 @@ class FleetSync:
     def attach(self, mem: BrainMem, *, start: bool = True) -> None:
         """Bind to the robot's memory, create the outbox tables, start the thread."""
         self.mem = mem
+        if mem.fleet is None:
+            mem.fleet = self  # BrainMem.retrieve(..., scope='fleet') goes through this link
         self.outbox = OutboxStore(mem.store_db, max_pending=self.config.outbox_max)
         if self.config.cache_max > 0:
             self.cache = CacheStore(mem.store_db, max_units=self.config.cache_max)
@@ -161,6 +164,8 @@ class FleetSync:
 
     def close(self) -> None:
         """Stop the thread (after its current step) and close the pool."""
+        if self.mem is not None and self.mem.fleet is self:
+            self.mem.fleet = None
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
@@ -401,6 +406,15 @@ class FleetSync:
         results = merge(local, self._best_own(local, vector), hits, mem.config.retrieval, top_k=k,
                         now=self.clock())
         return Recall(results, scope, True, '')
+
+    def retrieve_fleet(self, query: str, **kwargs: Any) -> ScopedResults:
+        """The :class:`FleetRecall` seam: ``BrainMem.retrieve(..., scope='fleet')``."""
+        recall = self.retrieve(query, scope='fleet', **kwargs)
+        return ScopedResults([r.memory for r in recall.results], scope='fleet',
+                             robot_ids=[r.robot_id for r in recall.results],
+                             shared_at=[r.shared_at for r in recall.results],
+                             cached=[r.cached for r in recall.results], fleet_reached=recall.fleet_reached,
+                             from_cache=recall.cached, note=recall.note)
 
     def _best_own(self, local: Sequence[Any], vector: np.ndarray) -> float | None:
         mem, _ = self._parts()

@@ -25,6 +25,7 @@ from brainmem_ros.memory.config import EncoderConfig, MemoryConfig
 from brainmem_ros.memory.enrichment import EnrichmentWorker
 from brainmem_ros.memory.fact_store import FactStore, observe_facts
 from brainmem_ros.memory.facts import Fact, answer_order
+from brainmem_ros.memory.fleet_recall import FleetRecall, retrieve_scoped
 from brainmem_ros.memory.graph import Neighbours, link_candidates
 from brainmem_ros.memory.index import HotIndex, build_index, load_index, needs_rebuild, save_index
 from brainmem_ros.memory.reflection import reflect as run_reflection
@@ -129,8 +130,9 @@ class BrainMem:
                  extractor: Extractor, llm_extractor: Extractor | None = None,
                  reasoner: Reasoner | None = None,
                  on_event: Callable[[MemoryEvent], None] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, fleet: FleetRecall | None = None) -> None:
         self.path = Path(path)
+        self.fleet = fleet  # optional fleet tier for retrieve(scope='fleet'); None: local only
         self.config = config
         self.embedder = embedder
         self.extractor = extractor
@@ -174,12 +176,12 @@ class BrainMem:
              embedder: Embedder | None = None, extractor: Extractor | None = None,
              llm_extractor: Extractor | None = None, reasoner: Reasoner | None = None,
              on_event: Callable[[MemoryEvent], None] | None = None,
-             clock: Callable[[], float] = time.time) -> BrainMem:
+             clock: Callable[[], float] = time.time, fleet: FleetRecall | None = None) -> BrainMem:
         """Open (or create) the memory stored in directory ``path``."""
         config = config or MemoryConfig()
         return cls(Path(path), config, embedder=embedder or default_embedder(config.encoder),
                    extractor=extractor or default_extractor(), llm_extractor=llm_extractor,
-                   reasoner=reasoner, on_event=on_event, clock=clock)
+                   reasoner=reasoner, on_event=on_event, clock=clock, fleet=fleet)
 
     def __enter__(self) -> BrainMem:
         return self
@@ -408,9 +410,18 @@ class BrainMem:
                  top_k: int | None = None, episode_id: str | None = None,
                  types: Sequence[str | UnitType] | None = None, since: TimeLike | None = None,
                  until: TimeLike | None = None, near: Pose | None = None, radius: float | None = None,
-                 include_marginalized: bool = False, as_of: TimeLike | None = None
-                 ) -> list[ScoredMemory]:
-        """Goal-directed recall: hybrid recall, spreading activation, rerank."""
+                 include_marginalized: bool = False, as_of: TimeLike | None = None,
+                 scope: str = 'local') -> list[ScoredMemory]:
+        """Goal-directed recall: hybrid recall, spreading activation, rerank.
+
+        ``scope='fleet'`` merges the fleet's shared memories in through the optional
+        fleet tier (a ``ScopedResults``, see :mod:`brainmem_ros.memory.fleet_recall`).
+        """
+        if scope != 'local':
+            return retrieve_scoped(self.fleet, self.retrieve, scope, query, dict(
+                goal=goal, state=state, top_k=top_k, episode_id=episode_id, types=types, since=since,
+                until=until, near=near, radius=radius, include_marginalized=include_marginalized,
+                as_of=as_of))
         cfg = self.config.retrieval
         max_bytes = self.config.store.max_text_bytes
         q_text = check_text(query or '', 'query', max_bytes=max_bytes, required=False)
