@@ -509,6 +509,7 @@ class BrainMem:
             with self._lock:
                 cycle = dynamics.begin_cycle(self.store_db, now=when)
             while True:
+                started = time.perf_counter()
                 with self._lock:
                     step = dynamics.decay_chunk(self.store_db, self.index, cycle,
                                                 config=self.config.dynamics)
@@ -518,17 +519,18 @@ class BrainMem:
                     self._index_changed(len(chunk_weak))
                 decayed += n
                 weak += chunk_weak
-                time.sleep(dynamics.CHUNK_PAUSE_S)
+                time.sleep(max(dynamics.CHUNK_PAUSE_S, time.perf_counter() - started))
             pruned = 0  # the last cycle's, as before
             steps = dynamics.edge_steps(self.store_db, cycle, config=self.config.dynamics)
             while True:
+                started = time.perf_counter()
                 with self._lock:
                     try:
                         pruned += next(steps)
                     except StopIteration as done:
                         replayed = done.value
                         break
-                time.sleep(dynamics.CHUNK_PAUSE_S)
+                time.sleep(max(dynamics.CHUNK_PAUSE_S, time.perf_counter() - started))
             if not cycle.resumed:
                 break
         report = dynamics.ConsolidationReport(decayed=decayed, marginalized=tuple(weak),

@@ -85,24 +85,26 @@ class Cycle:
 
 _CYCLE_KEY = 'consolidation_cycle'
 # Units decayed per transaction: the memory's lock is free between chunks, so
-# Store and Retrieve wait at most one chunk (5,000 rows: ~25 ms here).
-DECAY_CHUNK = 5000
+# Store and Retrieve wait at most one chunk (1,000 rows: ~5-10 ms here). A request
+# takes the lock several times, so it can wait once per time it takes it.
+DECAY_CHUNK = 1000
 # Pause between chunks: Python's locks are not fair, and a cycle that re-takes the
 # lock at once starves the requests waiting for it (measured: a Retrieve waited
-# for the whole 0.5 s cycle of a 100k store without it).
+# for the whole 0.5 s cycle of a 100k store without it). The pause is at least as
+# long as the step before it: a cycle holds the lock at most half of the time.
 CHUNK_PAUSE_S = 0.002
 # Weak edges are swept for once the edge scale has fallen by 1% since the last
 # sweep: an hourly cycle would otherwise read every edge for a 0.04% change.
 _PRUNE_AFTER = 0.99
-# Source ids per prune step (~115k edges at 23 per unit: ~20 ms).
-PRUNE_CHUNK = 5000
+# Source ids per prune step (~23k edges at 23 per unit: ~5-10 ms).
+PRUNE_CHUNK = 1000
 # Below this the scale is folded into the stored weights, RENORM_CHUNK source ids
 # per step, long before a stored weight could overflow (w / scale) or lose bits.
 RENORM_BELOW = 1e-3
 RENORM_CHUNK = 2000
 _MIN_SCALE = 1e-300  # a clock jump of millennia: every association edge is ~0 anyway
 # Unit ids per replay step.
-REPLAY_CHUNK = 5000
+REPLAY_CHUNK = 1000
 # One cycle prunes at most this share of the association edges (weakest first):
 # a clock jump or a misconfigured rate thins the graph, it never wipes it at once.
 MAX_PRUNE_FRACTION = 0.1
