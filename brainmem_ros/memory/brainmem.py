@@ -516,7 +516,6 @@ class BrainMem:
                     if step is None:
                         break
                     cycle, n, chunk_weak = step
-                    self._index_changed(len(chunk_weak))
                 decayed += n
                 weak += chunk_weak
                 time.sleep(max(dynamics.CHUNK_PAUSE_S, time.perf_counter() - started))
@@ -536,6 +535,9 @@ class BrainMem:
         report = dynamics.ConsolidationReport(decayed=decayed, marginalized=tuple(weak),
                                               pruned_edges=pruned, replayed=tuple(replayed))
         with self._lock:
+            # Once per cycle, not per chunk: a save rewrites the whole index under the
+            # lock (a crash before it is caught by the generation check).
+            self._index_changed(len(weak))
             outgrown = needs_rebuild(self.index)
             if outgrown is not None:
                 # A long-running robot switches to the index that suits its size here,
