@@ -205,12 +205,13 @@ def edge_steps(store: SqliteStore, cycle: Cycle, *,
         yield 0
     if cycle.prune_from:
         top = store.max_edge_src()
+        allowed = 0.0  # a tenth of the association edges swept so far, less those pruned
         while cycle.prune_from <= top:
             lo, hi = cycle.prune_from, cycle.prune_from + PRUNE_CHUNK
             with store.atomic():
-                # At most a tenth of each range's association edges, so of all of them.
-                cap = int(store.association_edges(lo, hi) * MAX_PRUNE_FRACTION)
-                pruned = store.prune_edges(lo, hi, below=config.prune_below, limit=cap)
+                allowed += store.association_edges(lo, hi) * MAX_PRUNE_FRACTION
+                pruned = store.prune_edges(lo, hi, below=config.prune_below, limit=int(allowed))
+                allowed -= pruned
                 cycle = replace(cycle, prune_from=hi)
                 if hi > top:
                     store.set_meta('edge_pruned_at_scale', repr(store.edge_scale().scale))
