@@ -134,6 +134,8 @@ def test_a_cycle_renormalises_in_steps(mem_factory: Any, monkeypatch: pytest.Mon
     monkeypatch.setattr(store, 'renormalise_edges', spy)
     mem.consolidate(now=T0 + 1000 + 700 * DAY)  # 700 days at 1%/day: the scale falls under 1e-3
     assert len(parts) > 3 and store.edge_scale() == EdgeScale()
+    # The sweep ran at the old scale: in the new unit that is 1, so sweeps go on.
+    assert float(store.get_meta('edge_pruned_at_scale')) == pytest.approx(1.0)
     scale = math.exp(-mem.config.dynamics.edge_decay_per_day * 700)
     assert effective(store) == pytest.approx({k: w if k[2] in STRUCTURAL_KINDS else w * scale
                                               for k, w in before.items()})

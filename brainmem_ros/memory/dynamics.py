@@ -6,7 +6,7 @@ import itertools
 import json
 import logging
 import math
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -182,13 +182,14 @@ def edge_steps(store: SqliteStore, cycle: Cycle, *,
                config: DynamicsConfig) -> Generator[int, None, list[int]]:
     """Decay and prune edges, replay, record the cycle, one short step per ``next()``.
 
-    Yields the edges each step pruned and returns the replayed ids. Every step is one transaction: the caller
-    holds the memory's lock for a step and frees it between steps. Edge decay is one
-    write of the edge scale (:class:`~brainmem_ros.memory.store.EdgeScale`), never a
-    rewrite of the edges; pruning sweeps the edges in ranges of source ids.
+    Yields the edges each step pruned and returns the replayed ids. Every step is one
+    transaction: the caller holds the memory's lock for a step and frees it between
+    steps. Edge decay is one write of the edge scale
+    (:class:`~brainmem_ros.memory.store.EdgeScale`), never a rewrite of the edges;
+    pruning sweeps the edges in ranges of source ids.
     """
-    while store.edge_scale().below:  # a renormalisation a crash interrupted
-        store.renormalise_edges(store.edge_scale().below + RENORM_CHUNK)
+    if store.edge_scale().below:  # a renormalisation a crash interrupted
+        yield from _renormalise(store)
         yield 0
     if not cycle.edges_decayed:
         with store.atomic():
@@ -199,7 +200,7 @@ def edge_steps(store: SqliteStore, cycle: Cycle, *,
             scale = max(_MIN_SCALE, old * pending * math.exp(-config.edge_decay_per_day * elapsed_days))
             store.set_edge_scale(EdgeScale(scale))
             store.set_meta('edge_decay_pending', '')
-            swept = float(store.get_meta('edge_pruned_at_scale', '1.0'))
+            swept = float(store.get_meta('edge_pruned_at_scale') or '1.0')
             cycle = replace(cycle, edges_decayed=True, prune_from=1 if scale < swept * _PRUNE_AFTER else 0)
             _save_cycle(store, cycle)
         yield 0
@@ -237,10 +238,20 @@ def edge_steps(store: SqliteStore, cycle: Cycle, *,
         store.set_meta(_CYCLE_KEY, '')
     yield 0
     if store.edge_scale().scale < RENORM_BELOW:
-        state = store.edge_scale()
-        while True:
+        yield from _renormalise(store)
+    return replayed
+
+
+def _renormalise(store: SqliteStore) -> Iterator[int]:
+    """Fold the edge scale into the stored weights, one range of source ids per step."""
+    state = store.edge_scale()
+    old = state.scale
+    while True:
+        with store.atomic():
             state = store.renormalise_edges(state.below + RENORM_CHUNK)
             if not state.below:
-                break
-            yield 0
-    return replayed
+                # The scale of the last sweep, in the new unit: sweeps go on as before.
+                swept = float(store.get_meta('edge_pruned_at_scale') or '1.0')
+                store.set_meta('edge_pruned_at_scale', repr(swept / old))
+                return
+        yield 0
