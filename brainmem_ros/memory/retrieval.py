@@ -3,9 +3,9 @@
 The ranking (docs/retrieval.md has the derivation and the measurements):
 
 - **evidence** of a candidate = ``w_vector * vector + w_lexical * lexical + w_entity * entity``
-  (shares normalised to 1), each part in [0, 1] relative to the best candidate of this
-  query, so that no list's raw scale (a cosine lives in 0.3-0.7, BM25 is unbounded)
-  decides alone;
+  (shares normalised to 1), each part in [0, 1] so that no list's raw scale (a cosine
+  lives in 0.3-0.7, BM25 is unbounded) decides alone: the cosine relative to the best
+  candidate, BM25 and entity weight relative to what the query's terms could give;
 - **relevance** = evidence + ``w_act * max(0, activation - evidence)``: linked memories
   (the previous and next moments of the same episode, shared entities, causes, ...) pass
   on activation spread from the candidates' evidence, and lift a memory towards it;
@@ -83,6 +83,16 @@ class Query:
                 if t.strip()]
 
     @cached_property
+    def text(self) -> str:
+        """All parts as one text: what lexical and entity recall match."""
+        return ' '.join(t for t, _ in self.parts)
+
+    @cached_property
+    def entity_keys(self) -> list[str]:
+        """The entity keys the text may mention (entity recall and fact factors use them)."""
+        return entity_mentions(self.text)
+
+    @cached_property
     def filter(self) -> UnitFilter:
         """The filter the request's options make."""
         return UnitFilter(episode_id=self.episode_id, types=self.types, since=self.since,
@@ -128,7 +138,7 @@ def entity_mentions(text: str, max_words: int = 3) -> list[str]:
 
 @dataclass
 class Candidates:
-    """What hybrid recall found: raw evidence per unit id, before normalisation."""
+    """What hybrid recall found, per unit id (the cosine still to be put on a scale)."""
 
     cosine: dict[int, float]  # best weighted cosine over the query parts
     lexical: dict[int, float]  # BM25 over the ideal BM25 of the query, in [0, 1]
@@ -169,9 +179,8 @@ class Retriever:
                 return Candidates({}, {}, {}, 0.0)
         cosine = self._vector_candidates(q, qvecs, weights, allowed)
         floor = min(cosine.values()) if len(cosine) >= cfg.vector_candidates else 0.0
-        text = ' '.join(t for t, _ in q.parts)
         lexical: dict[int, float] = {}
-        words = [w for w in content_words(text) if len(w) > 2 or w.isdigit()][:_MAX_TERMS]
+        words = [w for w in content_words(q.text) if len(w) > 2 or w.isdigit()][:_MAX_TERMS]
         if words and cfg.lexical_candidates:
             scored = self.store.fts_scored(fts_expression(words), limit=cfg.lexical_candidates,
                                            unit_filter=unit_filter)
@@ -179,7 +188,7 @@ class Retriever:
                 ideal = _ideal_bm25(*self.store.term_document_counts(words))
                 lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
         entity: dict[int, float] = {}
-        counts = self.store.entity_document_counts(entity_mentions(text)) if cfg.entity_candidates else {}
+        counts = self.store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
         if counts:
             # Rare entities say more than common ones ("the user" is in every other memory).
             total = self.store.max_id()
@@ -269,18 +278,13 @@ class Retriever:
             activated[uid] = Activation(evidence[uid], (uid,))
         heads = [h for h in self.store.unit_heads(activated, with_pose=q.near is not None).values()
                  if _passes(h, q, seeded=h.id in evidence)]
-        missing = [h.id for h in heads if h.id not in cosine]
-        if missing:
-            extra = self.store.vectors(missing)
-            cosine.update(zip(extra, _relevances(qvecs, weights, list(extra.values())).tolist(),
-                              strict=True))
+        self._add_cosines(cosine, [h.id for h in heads], qvecs, weights)
         heads = [h for h in heads if h.id in cosine]
         if not heads:
             return []
         # Memories that state an entity's value the query's entities no longer have (or,
         # with as_of, did not have then) step back; those stating the current one step up.
-        facts = fact_factors(FactStore(self.store), [h.id for h in heads],
-                             entity_mentions(' '.join(t for t, _ in q.parts)), as_of=q.as_of)
+        facts = fact_factors(FactStore(self.store), [h.id for h in heads], q.entity_keys, as_of=q.as_of)
         scores, parts = self._scores(heads, scale, cosine, activated, facts, now=now)
         # Best score first, newer id first among equals; only the top k leave as units.
         order = np.lexsort((-np.fromiter((h.id for h in heads), dtype=np.int64, count=len(heads)),
@@ -294,10 +298,9 @@ class Retriever:
             units = self.store.get_units(heads[i].id for i in chunk)
             for i in chunk:
                 unit = units.get(heads[i].id)
-                text = unit and _same_text_key(unit.text)
-                if unit is None or text in seen:
+                if unit is None or (key := _same_text_key(unit.text)) in seen:
                     continue
-                seen.add(text or '')
+                seen.add(key)
                 results.append(ScoredMemory(unit=unit, score=float(scores[i]),
                                             parts=ScoreParts(*(float(p[i]) for p in parts)),
                                             path=_path(activated[heads[i].id], heads[i].id)))
@@ -318,13 +321,18 @@ class Retriever:
         found = self.recall(q, qvecs, weights)
         seed_ids = found.ids
         cosine = dict(found.cosine)
-        vectors = self.store.vectors(i for i in seed_ids if i not in found.cosine)
-        if vectors:
-            cosine.update(zip(vectors, _relevances(qvecs, weights, list(vectors.values())).tolist(),
-                              strict=True))
+        self._add_cosines(cosine, seed_ids, qvecs, weights)
         scale = _Scale(cosine, found, self.config)
         evidence = {uid: scale.evidence(uid, cosine.get(uid, 0.0)) for uid in seed_ids}
         return qvecs, scale, cosine, evidence
+
+    def _add_cosines(self, cosine: dict[int, float], ids: Sequence[int], qvecs: npt.NDArray[np.float32],
+                     weights: Sequence[float]) -> None:
+        """Add the cosines of ``ids`` not in ``cosine`` yet (ids without a vector stay out)."""
+        vectors = self.store.vectors(i for i in ids if i not in cosine)
+        if vectors:
+            cosine.update(zip(vectors, _relevances(qvecs, weights, list(vectors.values())).tolist(),
+                              strict=True))
 
     def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
         """The strongest ``fanout`` edges of each unit: what activation spreads along."""
@@ -371,7 +379,7 @@ class Retriever:
 
 
 class _Scale:
-    """Puts each kind of evidence on [0, 1] relative to this query's best candidate."""
+    """The evidence shares of this query, and the cosine put on [0, 1] from its candidates."""
 
     def __init__(self, cosine: Mapping[int, float], found: Candidates, cfg: RetrievalConfig) -> None:
         total = cfg.w_vector + cfg.w_lexical + cfg.w_entity
