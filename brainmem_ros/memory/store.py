@@ -649,11 +649,6 @@ class SqliteStore:
             out[key] = [r[0] for r in rows]
         return out
 
-    def known_entities(self, keys: Sequence[str]) -> list[str]:
-        """The subset of ``keys`` that some unit mentions."""
-        return [k for k in dict.fromkeys(keys)
-                if self.query('SELECT 1 FROM unit_entities WHERE entity = ? LIMIT 1', (k,))]
-
     def entity_keys_of(self, ids: Sequence[int]) -> dict[int, set[str]]:
         """Entity keys per unit."""
         out: dict[int, set[str]] = {int(i): set() for i in ids}
@@ -672,11 +667,6 @@ class SqliteStore:
         return [(r[0], r[1]) for r in self.query(
             'SELECT id, stamp FROM units WHERE episode_id = ? AND stamp <= ? AND stamp >= ? '
             'ORDER BY stamp DESC, id DESC LIMIT ?', (episode_id, stamp, since, limit))]
-
-    def fts_search(self, match: str, *, limit: int, active_only: bool = True) -> list[int]:
-        """Unit ids ranked by BM25 among the newest matches (see :meth:`fts_scored`)."""
-        unit_filter = UnitFilter(types=frozenset(UnitType), include_marginalized=not active_only)
-        return [uid for uid, _ in self.fts_scored(match, limit=limit, unit_filter=unit_filter)]
 
     def fts_scored(self, match: str, *, limit: int, unit_filter: UnitFilter) -> list[tuple[int, float]]:
         """(unit id, BM25 score > 0) of the best matches of an FTS5 MATCH expression, best first.
