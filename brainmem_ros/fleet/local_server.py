@@ -13,6 +13,7 @@ refuses to run as root: under root the server runs as the ``postgres`` system us
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import pwd
@@ -20,6 +21,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -73,6 +75,44 @@ def _server_user() -> pwd.struct_passwd | None:
         return pwd.getpwnam(SERVER_USER)
 
 
+def _open_to_others(path: Path) -> bool:
+    """Whether a user who is neither owner nor group can reach ``path`` (every directory up)."""
+    return all(os.stat(p).st_mode & stat.S_IXOTH for p in (path, *path.parents))
+
+
+def _reachable_install(bin_dir: Path) -> Path:
+    """``bin_dir``, or a copy of its installation the server user can reach.
+
+    The server runs as another user under root, and the checkout (so the venv holding
+    pgserver) may sit in a directory only root can enter (``mktemp -d`` makes 0700 ones):
+    the installation (34 MB and its libraries) is then copied once into the system temp dir.
+    """
+    if _open_to_others(bin_dir):
+        return bin_dir
+    # The wheel's binaries find their libraries through an RPATH relative to themselves
+    # ($ORIGIN/../../../pgserver.libs): the copy keeps that layout.
+    site = bin_dir.parents[2]
+    parts = [bin_dir.parent.relative_to(site), Path('pgserver.libs')]
+    tag = hashlib.sha256(f'{site}:{bin_dir.stat().st_mtime_ns}'.encode()).hexdigest()[:12]
+    target = Path(tempfile.gettempdir()) / f'brainmem-pginstall-{tag}'
+    wanted = target / parts[0] / 'bin'
+    if not (wanted / 'postgres').is_file():
+        staging = Path(tempfile.mkdtemp(prefix='brainmem-pginstall-'))
+        for part in parts:
+            if (site / part).is_dir():
+                shutil.copytree(site / part, staging / 'copy' / part, symlinks=True)
+        for root, dirs, _ in os.walk(staging):
+            for d in (root, *(os.path.join(root, x) for x in dirs)):
+                os.chmod(d, 0o755)
+        try:
+            os.rename(staging / 'copy', target)
+        except OSError:
+            if not (wanted / 'postgres').is_file():  # not a concurrent copy that won
+                raise
+        shutil.rmtree(staging, ignore_errors=True)
+    return wanted
+
+
 class LocalPostgres:
     """initdb + postgres in a private directory; stopped (and removed) on exit."""
 
@@ -81,9 +121,9 @@ class LocalPostgres:
         bin_dir = server_bin_dir()
         if bin_dir is None:
             raise LocalServerError(missing_reason())
-        self.bin_dir = bin_dir
         self.port = port or free_port()
         self._user = _server_user()
+        self.bin_dir = bin_dir if self._user is None else _reachable_install(bin_dir)
         # The server user must reach its directory: under root, pytest's 0700 tmp dirs
         # are closed to it, so the cluster gets a directory of its own.
         self._own_base = base is None or self._user is not None
