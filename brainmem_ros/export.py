@@ -12,7 +12,7 @@ from brainmem_ros.memory.types import EdgeKind, MemoryUnit
 
 
 def _units(store: SqliteStore) -> list[MemoryUnit]:
-    ids = [r[0] for r in store.query('SELECT id FROM units ORDER BY id')]
+    ids = store.all_ids()
     units = store.get_units(ids)
     return [units[i] for i in ids]
 

@@ -25,8 +25,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # BrainMem imports the encoders, whose protocols import these types: load it lazily
-    # so that `brainmem_ros.encoders.base` can be imported first without a cycle.
+    # The encoders import the value types of memory/types.py (which runs this file) and
+    # BrainMem imports the encoders: importing BrainMem here at once would make
+    # `import brainmem_ros.encoders.base`, run first, import itself back half-initialised.
+    # Moving the value types out of this package would end the need for this.
     if name == 'BrainMem':
         from brainmem_ros.memory.brainmem import BrainMem
 

@@ -4,33 +4,39 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
 
 import numpy as np
 
 from brainmem_ros.encoders.base import BatchExtractor, Embedder, Extractor, Reasoner
-from brainmem_ros.errors import BrainMemError, InvalidInputError, StoreError, UnknownIdError
+from brainmem_ros.errors import BrainMemError, StoreError
 from brainmem_ros.memory import dynamics
 from brainmem_ros.memory.adjacency import Adjacency
-from brainmem_ros.memory.config import EncoderConfig, MemoryConfig
+from brainmem_ros.memory.config import MemoryConfig
+from brainmem_ros.memory.defaults import default_embedder, default_extractor
 from brainmem_ros.memory.enrichment import EnrichmentWorker
-from brainmem_ros.memory.fact_store import FactStore, observe_facts
 from brainmem_ros.memory.facts import Fact, answer_order
 from brainmem_ros.memory.fleet_recall import FleetRecall, retrieve_scoped
 from brainmem_ros.memory.graph import Neighbours, link_candidates
-from brainmem_ros.memory.index import HotIndex, build_index, load_index, needs_rebuild, save_index
-from brainmem_ros.memory.reflection import reflect as run_reflection
+from brainmem_ros.memory.index import HotIndex, build_index, load_index, save_index
+from brainmem_ros.memory.intake import DEDUP_K, draft_unit, find_repeat
+from brainmem_ros.memory.requests import (
+    FORGET_MODES,
+    ForgetMode,
+    TimeLike,
+    check_observation,
+    check_recall,
+    check_text,
+    to_seconds,
+)
 from brainmem_ros.memory.retrieval import Query, Retriever
 from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.store.facts import FactStore, observe_facts
 from brainmem_ros.memory.types import (
     Enrichment,
     Entity,
@@ -38,86 +44,27 @@ from brainmem_ros.memory.types import (
     MemoryStats,
     MemoryUnit,
     ObservationInput,
-    Outcome,
     Pose,
     PreparedBatch,
     ScoredMemory,
     StoreResult,
     UnitType,
-    normalise_name,
 )
+from brainmem_ros.memory.upkeep import Upkeep
 
-TimeLike = float | int | datetime
+__all__ = ['DB_NAME', 'FORGET_MODES', 'INDEX_NAME', 'BrainMem', 'ForgetMode', 'TimeLike', 'check_text',
+           'default_embedder', 'default_extractor', 'to_seconds']
+
 _log = logging.getLogger(__name__)
-_NUMBER = re.compile(r'\d+(?:\.\d+)?')
-# Near-duplicates are looked for among the few nearest memories only.
-_DEDUP_K = 3
 # A Store needs only its nearest few neighbours (near-duplicates, similar-meaning links),
 # which sit in the closest inverted lists: a quarter of the calibrated nprobe returned
 # the same top-5 for 300 stored vectors of the 1M bench store, in 0.73 ms instead of 2.8.
 _STORE_SEARCH_EFFORT = 0.25
-ForgetMode = Literal['marginalize', 'restore', 'protect', 'unprotect', 'delete']
-FORGET_MODES: tuple[str, ...] = ('marginalize', 'restore', 'protect', 'unprotect', 'delete')
 DB_NAME = 'memory.db'
 INDEX_NAME = 'vectors.faiss'
 
 
-def to_seconds(value: TimeLike | None, name: str) -> float | None:
-    """POSIX seconds from seconds or a datetime; None stays None."""
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        msg = f'{name} must be POSIX seconds or a datetime, got {value!r}'
-        raise InvalidInputError(msg)
-    return float(value)
-
-
-def check_text(text: str, name: str, *, max_bytes: int, required: bool) -> str:
-    """Validated text: a str, valid UTF-8, not too long, non-empty when required."""
-    if not isinstance(text, str):
-        msg = f'{name} must be a string, got {type(text).__name__}'
-        raise InvalidInputError(msg)
-    try:
-        size = len(text.encode('utf-8'))
-    except UnicodeEncodeError:
-        msg = f'{name} is not valid UTF-8 (it contains a lone surrogate)'
-        raise InvalidInputError(msg) from None
-    if '\x00' in text:
-        msg = f'{name} contains a NUL character'
-        raise InvalidInputError(msg)
-    if size > max_bytes:
-        msg = f'{name} is {size} bytes, more than the {max_bytes} allowed'
-        raise InvalidInputError(msg)
-    if required and not text.strip():
-        msg = f'{name} is empty'
-        raise InvalidInputError(msg)
-    return text.strip()
-
-
-def default_embedder(config: EncoderConfig) -> Embedder:
-    """The configured ONNX encoder (all-MiniLM-L6-v2, dynamic int8, unless paths are given)."""
-    from brainmem_ros.encoders.models import default_model_paths
-    from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
-
-    paths = default_model_paths(Path(config.model_dir) if config.model_dir else None)
-    embedder: Embedder = OnnxEmbedder(
-        Path(config.embedder_model) if config.embedder_model else paths.embedder_model,
-        Path(config.tokenizer) if config.tokenizer else paths.tokenizer,
-        max_tokens=config.max_tokens, threads=config.threads, batch_size=config.batch_size,
-        parallel=config.parallel_calls, output=config.embedder_output)
-    return embedder
-
-
-def default_extractor() -> Extractor:
-    """The grounded extractor of the fast path: spaCy's parse (encoders/parsed.py)."""
-    from brainmem_ros.encoders.parsed import SpacyExtractor
-
-    return SpacyExtractor()
-
-
-class BrainMem:
+class BrainMem(Upkeep):
     """A robot's long-term memory in one directory (SQLite + FAISS).
 
     >>> with BrainMem.open(tmp_path) as mem:                      # doctest: +SKIP
@@ -165,8 +112,9 @@ class BrainMem:
                                    adjacency=self.adjacency)
         self.enrichment: EnrichmentWorker | None = None
         if llm_extractor is not None:
-            self.enrichment = EnrichmentWorker(self, llm_extractor, reasoner,
-                                               queue_size=config.encoder.queue_size)
+            self.enrichment = EnrichmentWorker(
+                self.store_db, self._lock, llm_extractor, reasoner, config=config.encoder,
+                queue_size=config.encoder.queue_size, emit=self._emit, after=self.maybe_reflect)
             self.enrichment.start()
 
     # -- opening and closing ---------------------------------------------------------
@@ -189,6 +137,19 @@ class BrainMem:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+    def reconfigure(self, config: MemoryConfig) -> None:
+        """Apply options changed at run time (the node's parameters): retrieval, dynamics,
+        links, limits and enrichment read them from the next call on.
+
+        What is fixed once open stays as it was: the store's file settings, the encoders,
+        and the in-memory graph's fan-out (a deeper fan-out is read from SQLite).
+        """
+        with self._lock:
+            self.config = config
+            self.retriever.config = config.retrieval
+            if self.enrichment is not None:
+                self.enrichment.config = config.encoder
 
     def close(self) -> None:
         """Park pending enrichment, save the index, close the store (idempotent)."""
@@ -219,10 +180,6 @@ class BrainMem:
                 return False
             self._unsaved = 0
             return True
-
-    def _emit(self, kind: str, ids: Iterable[int], detail: str = '') -> None:
-        if self._on_event is not None:
-            self._on_event(MemoryEvent(kind, tuple(ids), detail))
 
     # -- store -----------------------------------------------------------------------
 
@@ -295,7 +252,7 @@ class BrainMem:
                     for (i, draft), vector in zip(drafts, vectors if vectors is not None else [],
                                                   strict=True):
                         nearest = self._nearest(vector)
-                        repeat = self._find_repeat(draft, nearest)
+                        repeat = find_repeat(self.store_db, draft, nearest, self.config.dynamics)
                         if repeat is not None:
                             self.store_db.set_fields(
                                 repeat.id, repeats=repeat.repeats + 1,
@@ -339,70 +296,17 @@ class BrainMem:
 
     def _draft(self, item: ObservationInput) -> MemoryUnit:
         """A validated, extracted (not yet stored) unit for one observation."""
-        max_bytes = self.config.store.max_text_bytes
-        text = check_text(item.text, 'text', max_bytes=max_bytes, required=True)
-        episode = check_text(item.episode_id or '', 'episode_id', max_bytes=256, required=False)
-        src = check_text(item.source or '', 'source', max_bytes=256, required=False)
-        utype = UnitType.parse(item.type)
-        when = to_seconds(item.stamp, 'stamp')
-        when = self.clock() if when is None or when <= 0 else when
-        importance, valence = item.importance, item.valence
-        if importance is not None and not (math.isfinite(importance) and 1.0 <= importance <= 10.0):
-            msg = f'importance must be within 1..10, got {importance!r}'
-            raise InvalidInputError(msg)
-        if valence is not None and not (math.isfinite(valence) and -1.0 <= valence <= 1.0):
-            msg = f'valence must be within -1..1, got {valence!r}'
-            raise InvalidInputError(msg)
-        given = [e if isinstance(e, Entity) else
-                 Entity(check_text(e, 'entity', max_bytes=256, required=True)) for e in item.entities]
-        given_actions = [check_text(a, 'action', max_bytes=256, required=True).lower()
-                         for a in item.actions]
-        extraction = self.extractor.extract(text, known_entities=[e.name for e in given])
-        merged: dict[str, Entity] = {e.key: e for e in extraction.entities}
-        for e in given:
-            merged.setdefault(e.key, e)
-        unit_valence = valence if valence is not None else (extraction.valence or 0.0)
-        unit_importance = importance if importance is not None else (
-            extraction.importance or _heuristic_importance(extraction.outcome, len(merged)))
-        return MemoryUnit(
-            id=0, stamp=when, text=text, type=utype, episode_id=episode, source=src,
-            entities=tuple(merged.values()),
-            actions=tuple(dict.fromkeys([*extraction.actions, *given_actions])),
-            state_changes=extraction.state_changes, outcome=extraction.outcome,
-            valence=float(unit_valence), importance=float(unit_importance), last_access=when,
-            pose=item.pose, valid_from=when,
-            enrichment=Enrichment.PENDING if self.enrichment is not None else Enrichment.NONE)
+        obs = check_observation(item, max_bytes=self.config.store.max_text_bytes)
+        return draft_unit(obs, item.pose, self.extractor, clock=self.clock,
+                          enrich=self.enrichment is not None)
 
     def _nearest(self, vector: np.ndarray) -> Neighbours | None:
         """The one vector search of a Store, shared by the near-duplicate check and linking."""
         if not len(self.index):
             return None
-        k = max(_DEDUP_K, self.config.links.similar_links + 1)
+        k = max(DEDUP_K, self.config.links.similar_links + 1)
         scores, ids = self.index.search(vector.reshape(1, -1), k, effort=_STORE_SEARCH_EFFORT)
         return scores[0], ids[0]
-
-    def _find_repeat(self, unit: MemoryUnit, nearest: Neighbours | None) -> MemoryUnit | None:
-        cfg = self.config.dynamics
-        if nearest is None:
-            return None
-        scores, ids = nearest
-        close = [int(i) for s, i in zip(scores[:_DEDUP_K], ids[:_DEDUP_K], strict=True)
-                 if i >= 0 and s >= cfg.dedup_cosine]
-        for other in self.store_db.get_units(close).values():
-            if other.episode_id != unit.episode_id or other.type != unit.type:
-                continue
-            if abs(other.stamp - unit.stamp) > cfg.dedup_window_s:
-                continue
-            if unit.pose is not None and other.pose is not None and \
-                    unit.pose.distance(other.pose) > cfg.dedup_radius:
-                continue
-            if (unit.pose is None) != (other.pose is None):
-                continue
-            # Numbers name things (room 214, cup 3, message 7): never fold them together.
-            if _NUMBER.findall(unit.text) != _NUMBER.findall(other.text):
-                continue
-            return other
-        return None
 
     # -- retrieve --------------------------------------------------------------------
 
@@ -423,210 +327,17 @@ class BrainMem:
                 until=until, near=near, radius=radius, include_marginalized=include_marginalized,
                 as_of=as_of))
         cfg = self.config.retrieval
-        max_bytes = self.config.store.max_text_bytes
-        q_text = check_text(query or '', 'query', max_bytes=max_bytes, required=False)
-        g_text = check_text(goal or '', 'goal', max_bytes=max_bytes, required=False)
-        s_text = check_text(state or '', 'state', max_bytes=max_bytes, required=False)
-        if not (q_text or g_text or s_text):
-            msg = 'query, goal and state are all empty: nothing to recall by'
-            raise InvalidInputError(msg)
-        k = cfg.default_top_k if top_k is None or top_k == 0 else top_k
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= cfg.max_top_k:
-            msg = f'top_k must be within 1..{cfg.max_top_k}, got {top_k!r}'
-            raise InvalidInputError(msg)
-        t_since, t_until = to_seconds(since, 'since'), to_seconds(until, 'until')
-        if t_since is not None and t_until is not None and t_since > t_until:
-            msg = f'time window is reversed: since {t_since} is after until {t_until}'
-            raise InvalidInputError(msg)
-        if (near is None) != (radius is None):
-            msg = 'near and radius go together: give both or neither'
-            raise InvalidInputError(msg)
-        if radius is not None and not (math.isfinite(radius) and radius > 0):
-            msg = f'radius must be a positive number of metres, got {radius!r}'
-            raise InvalidInputError(msg)
-        parsed_types = frozenset(UnitType.parse(t) for t in types) if types else None
-        q = Query(query=q_text, goal=g_text, state=s_text, top_k=k,
-                  episode_id=episode_id or None, types=parsed_types, since=t_since, until=t_until,
-                  near=near, radius=radius, include_marginalized=include_marginalized,
-                  as_of=to_seconds(as_of, 'as_of'))
+        r = check_recall(query, goal, state, top_k=top_k, default_top_k=cfg.default_top_k,
+                         max_top_k=cfg.max_top_k, max_bytes=self.config.store.max_text_bytes,
+                         since=since, until=until, near=near, radius=radius, types=types, as_of=as_of)
+        q = Query(query=r.query, goal=r.goal, state=r.state, top_k=r.top_k,
+                  episode_id=episode_id or None, types=r.types, since=r.since, until=r.until,
+                  near=near, radius=radius, include_marginalized=include_marginalized, as_of=r.as_of)
         now = self.clock()
         results = self.retriever.run(q, now=now)
         if results:
             self.store_db.touch([r.unit.id for r in results], now)
         return results
-
-    # -- reinforce, consolidate, reflect, forget ----------------------------------------
-
-    def _units_or_raise(self, ids: Sequence[int]) -> list[MemoryUnit]:
-        if not ids:
-            msg = 'no memory ids given'
-            raise InvalidInputError(msg)
-        bad = [i for i in ids if isinstance(i, bool) or not isinstance(i, int) or i <= 0]
-        if bad:
-            msg = f'memory ids must be positive integers, got {bad[:5]!r}'
-            raise InvalidInputError(msg)
-        units = self.store_db.get_units(ids)
-        missing = tuple(sorted({i for i in ids if i not in units}))
-        if missing:
-            msg = f'unknown memory id(s): {", ".join(map(str, missing[:20]))}'
-            raise UnknownIdError(msg, missing)
-        return [units[i] for i in dict.fromkeys(ids)]
-
-    def reinforce(self, ids: Sequence[int], *, reward: float, note: str | None = None
-                  ) -> list[MemoryUnit]:
-        """Reward (or punish) memories that were used; returns them updated."""
-        if isinstance(reward, bool) or not isinstance(reward, (int, float)) or \
-                not math.isfinite(reward) or not -1.0 <= reward <= 1.0:
-            msg = f'reward must be within -1..1, got {reward!r}'
-            raise InvalidInputError(msg)
-        note_text = check_text(note or '', 'note', max_bytes=self.config.store.max_text_bytes,
-                               required=False)
-        with self._lock:
-            units = self._units_or_raise(list(ids))
-            restore = dynamics.reinforce(self.store_db, units, float(reward), note=note_text,
-                                         now=self.clock(), config=self.config.dynamics)
-            if restore:
-                self._set_marginalized(restore, False)
-        self._emit('reinforced', [u.id for u in units], f'reward {reward:+.2f}')
-        updated = self.store_db.get_units([u.id for u in units])
-        return [updated[u.id] for u in units]
-
-    def consolidate(self, *, now: TimeLike | None = None) -> dynamics.ConsolidationReport:
-        """Decay, fold access counts, marginalize weak units, prune edges, replay.
-
-        Every step is one short transaction and the lock is released between them:
-        units decay in chunks of ``dynamics.DECAY_CHUNK``, edges decay by one write of
-        the edge scale, weak edges are pruned per range of source ids, replay counts
-        per range of unit ids. Store and Retrieve carry on while a cycle runs. A cycle a
-        crash interrupted is finished first, from where it was.
-        """
-        t = to_seconds(now, 'now')
-        when = self.clock() if t is None else t
-        decayed, pruned = 0, 0
-        weak: list[int] = []
-        replayed: list[int] = []
-        while True:
-            with self._lock:
-                cycle = dynamics.begin_cycle(self.store_db, now=when)
-            while True:
-                started = time.perf_counter()
-                with self._lock:
-                    step = dynamics.decay_chunk(self.store_db, self.index, cycle,
-                                                config=self.config.dynamics)
-                    if step is None:
-                        break
-                    cycle, n, chunk_weak = step
-                decayed += n
-                weak += chunk_weak
-                time.sleep(max(dynamics.CHUNK_PAUSE_S, time.perf_counter() - started))
-            pruned = 0  # the last cycle's, as before
-            steps = dynamics.edge_steps(self.store_db, cycle, config=self.config.dynamics)
-            while True:
-                started = time.perf_counter()
-                with self._lock:
-                    try:
-                        pruned += next(steps)
-                    except StopIteration as done:
-                        replayed = done.value
-                        break
-                time.sleep(max(dynamics.CHUNK_PAUSE_S, time.perf_counter() - started))
-            if not cycle.resumed:
-                break
-        report = dynamics.ConsolidationReport(decayed=decayed, marginalized=tuple(weak),
-                                              pruned_edges=pruned, replayed=tuple(replayed))
-        with self._lock:
-            # Once per cycle, not per chunk: a save rewrites the whole index under the
-            # lock (a crash before it is caught by the generation check).
-            self._index_changed(len(weak))
-            outgrown = needs_rebuild(self.index)
-            if outgrown is not None:
-                # A long-running robot switches to the index that suits its size here,
-                # without waiting for a restart.
-                self.index = self.retriever.index = self._build_index()
-                self.index_status = f'rebuilt at consolidation ({outgrown})'
-                self.save_index()
-        if report.marginalized:
-            self._emit('marginalized', report.marginalized, 'consolidation')
-        return report
-
-    def reflect(self, *, now: TimeLike | None = None, force: bool = False) -> list[MemoryUnit]:
-        """Create reflection units when enough important experience has piled up."""
-        t = to_seconds(now, 'now')
-        created = run_reflection(self, now=self.clock() if t is None else t, force=force)
-        if created:
-            self._emit('reflected', [u.id for u in created])
-        return created
-
-    def maybe_reflect(self) -> list[MemoryUnit]:
-        """Reflect if the importance threshold has been passed (cheap check)."""
-        return self.reflect()
-
-    def protect(self, ids: Sequence[int]) -> list[int]:
-        """Mark memories as core: never decayed, never marginalized."""
-        return self.forget(ids, mode='protect')
-
-    def forget(self, ids: Sequence[int], *, mode: ForgetMode | str = 'marginalize',
-               confirm: bool = False) -> list[int]:
-        """Marginalize / restore / protect / unprotect, or (with ``confirm``) delete memories."""
-        if mode not in FORGET_MODES:
-            msg = f'unknown forget mode {mode!r} (expected one of: {", ".join(FORGET_MODES)})'
-            raise InvalidInputError(msg)
-        if mode == 'delete' and not confirm:
-            msg = 'hard delete is irreversible and needs confirm=True'
-            raise InvalidInputError(msg)
-        with self._lock:
-            units = self._units_or_raise(list(ids))
-            uids = [u.id for u in units]
-            if mode == 'marginalize':
-                changed = [u.id for u in units if not u.marginalized and not u.protected]
-                self._set_marginalized(changed, True)
-            elif mode == 'restore':
-                changed = [u.id for u in units if u.marginalized]
-                self._set_marginalized(changed, False)
-            elif mode in ('protect', 'unprotect'):
-                flag = mode == 'protect'
-                changed = [u.id for u in units if u.protected != flag]
-                with self.store_db.atomic():
-                    for uid in changed:
-                        self.store_db.set_fields(uid, protected=int(flag))
-                if flag:
-                    self._set_marginalized([u.id for u in units if u.marginalized], False)
-            else:
-                changed = uids
-                with self.store_db.atomic() as db:
-                    self.facts.forget_units(uids)
-                    db.executemany('DELETE FROM units WHERE id = ?', [(i,) for i in uids])
-                    self.store_db.bump_generation()
-                self.index.remove(np.asarray(uids, dtype=np.int64))
-                self._index_changed(len(uids))
-        kind = {'marginalize': 'marginalized', 'restore': 'restored', 'protect': 'protected',
-                'unprotect': 'unprotected', 'delete': 'deleted'}[mode]
-        if changed:
-            self._emit(kind, changed)
-        return changed
-
-    def _set_marginalized(self, ids: Sequence[int], flag: bool) -> None:
-        if not ids:
-            return
-        with self.store_db.atomic():
-            for uid in ids:
-                self.store_db.set_fields(uid, marginalized=int(flag))
-            self.store_db.bump_generation()
-        arr = np.asarray(ids, dtype=np.int64)
-        if flag:
-            self.index.remove(arr)
-        else:
-            vecs = self.store_db.vectors(ids)
-            self.index.remove(arr)  # never hold an id twice
-            self.index.add(arr, np.stack([vecs[i] for i in ids]))
-        self._index_changed(len(ids))
-
-    def _index_changed(self, count: int) -> None:
-        # Saving rewrites the whole index, so it happens every index_save_every changes
-        # and at close; after a crash in between, the generation check rebuilds it.
-        self._unsaved += count
-        if self._unsaved >= self.config.store.index_save_every:
-            self.save_index()
 
     # -- inspection ------------------------------------------------------------------
 
@@ -637,15 +348,14 @@ class BrainMem:
     def stats(self) -> MemoryStats:
         """Counts and sizes."""
         db = self.store_db
-        enrichment = {state: count for state, count in db.query(
-            'SELECT enrichment, COUNT(*) FROM units GROUP BY enrichment')}
+        counts = db.unit_counts()
         return MemoryStats(
-            units=db.count(), active_units=db.count('marginalized = 0'),
-            marginalized_units=db.count('marginalized = 1'), protected_units=db.count('protected = 1'),
+            units=counts['units'], active_units=counts['active'],
+            marginalized_units=counts['marginalized'], protected_units=counts['protected'],
             edges=db.edge_count(),
             queue_depth=self.enrichment.depth() if self.enrichment is not None else 0,
             index_kind=self.index.kind, index_size=len(self.index), index_status=self.index_status,
-            store_bytes=db.size_bytes(), enrichment=enrichment)
+            store_bytes=db.size_bytes(), enrichment=db.enrichment_counts())
 
     def state_of(self, entity: str, *, attribute: str | None = None,
                  as_of: TimeLike | None = None) -> list[Fact]:
@@ -664,18 +374,6 @@ class BrainMem:
         t = to_seconds(as_of, 'as_of')
         keys = self.facts.matching_keys(name)
         return answer_order(self.facts.facts_of(keys, attribute=attr), attribute=attr, as_of=t)
-
-    def entity_units(self, name: str, *, limit: int = 50) -> list[int]:
-        """Ids of the most recent units that mention entity ``name``."""
-        key = normalise_name(name)
-        return self.store_db.units_with_entities([key], per_key=limit, active_only=False)[key]
-
-
-def _heuristic_importance(outcome: Outcome, n_entities: int) -> float:
-    # Without an LLM rating: failures teach the most, then successes, then scenes
-    # with many things in them.
-    base = {Outcome.FAILURE: 7.0, Outcome.SUCCESS: 6.0, Outcome.UNKNOWN: 4.0}[outcome]
-    return min(10.0, base + min(n_entities, 4) * 0.5)
 
 
 def _refuse_truncated_store(db_path: Path, index_path: Path) -> None:

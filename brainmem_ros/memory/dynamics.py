@@ -1,4 +1,8 @@
-"""How memories change after they are stored: reward, decay, marginalization."""
+"""How memories change after they are stored: reward, decay, marginalization.
+
+The rules are functions of values (:func:`reinforced`, :func:`decay_factor`); the
+cycle's steps apply them through named store methods, one short transaction each.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +34,19 @@ class ConsolidationReport:
     replayed: tuple[int, ...]
 
 
+def reinforced(unit: MemoryUnit, reward: float, config: DynamicsConfig) -> tuple[float, float]:
+    """(strength, valence) of ``unit`` after ``reward``: towards the bound it moves to."""
+    s = unit.strength
+    if reward >= 0:
+        s += config.reward_rate * reward * (MAX_STRENGTH - s)
+    else:
+        s += config.reward_rate * reward * s
+    valence = unit.valence + config.valence_rate * abs(reward) * (math.copysign(1.0, reward)
+                                                                  - unit.valence)
+    valence = max(-1.0, min(1.0, valence)) if reward else unit.valence
+    return s, valence
+
+
 def reinforce(store: SqliteStore, units: Sequence[MemoryUnit], reward: float, *, note: str,
               now: float, config: DynamicsConfig) -> list[int]:
     """Move strength and valence of ``units`` by ``reward``; Hebbian co-use edges between them.
@@ -37,16 +54,9 @@ def reinforce(store: SqliteStore, units: Sequence[MemoryUnit], reward: float, *,
     Returns the ids that were marginalized and are strong enough again to be restored.
     """
     restore: list[int] = []
-    with store.atomic() as db:
+    with store.atomic():
         for unit in units:
-            s = unit.strength
-            if reward >= 0:
-                s += config.reward_rate * reward * (MAX_STRENGTH - s)
-            else:
-                s += config.reward_rate * reward * s
-            valence = unit.valence + config.valence_rate * abs(reward) * (math.copysign(1.0, reward)
-                                                                          - unit.valence)
-            valence = max(-1.0, min(1.0, valence)) if reward else unit.valence
+            s, valence = reinforced(unit, reward, config)
             store.set_fields(unit.id, strength=s, valence=valence, last_access=now)
             if unit.marginalized and s >= config.marginalize_below and reward > 0:
                 restore.append(unit.id)
@@ -55,10 +65,8 @@ def reinforce(store: SqliteStore, units: Sequence[MemoryUnit], reward: float, *,
             if reward > 0:
                 store.strengthen_edge(a, b, EdgeKind.CO_USE, config.hebbian_rate * reward)
             elif reward < 0:
-                db.execute('UPDATE edges SET weight = weight * ? WHERE src = ? AND dst = ? AND kind = ?',
-                           (1.0 + config.hebbian_rate * reward, a, b, EdgeKind.CO_USE.value))
-        db.execute('INSERT INTO reinforcements(stamp, unit_ids, reward, note) VALUES (?, ?, ?, ?)',
-                   (now, ','.join(str(u.id) for u in units), reward, note[:1000]))
+                store.weaken_edge(a, b, EdgeKind.CO_USE, 1.0 + config.hebbian_rate * reward)
+        store.record_reinforcement([u.id for u in units], reward=reward, note=note, now=now)
     return restore
 
 
@@ -139,37 +147,38 @@ def _save_cycle(store: SqliteStore, cycle: Cycle) -> None:
                                            'prune_from': cycle.prune_from}))
 
 
+def decay_factor(elapsed_s: float, config: DynamicsConfig) -> float:
+    """The factor a strength is multiplied by over ``elapsed_s`` seconds."""
+    return math.exp(-config.decay_per_day / 86400.0 * elapsed_s)
+
+
+def unit_elapsed(cycle: Cycle, stamp: float) -> float:
+    """Seconds a unit newer than the last cycle decays for: from its stamp, within [last, now]."""
+    floor = -math.inf if cycle.last is None else cycle.last
+    return cycle.now - min(max(stamp, floor), cycle.now)
+
+
 def decay_chunk(store: SqliteStore, index: VectorIndex, cycle: Cycle, *,
                 config: DynamicsConfig) -> tuple[Cycle, int, list[int]] | None:
     """Decay, fold access into and marginalize the next chunk of units; None when done."""
     if cycle.done >= cycle.top:
         return None
     lo, hi = cycle.done, min(cycle.top, cycle.done + DECAY_CHUNK)
-    rate = config.decay_per_day / 86400.0
-    fold = ('strength = MIN(?, strength * ? + ? * (access_count - folded_access)), '
-            'folded_access = access_count')
-    with store.atomic() as db:
+    fold = {'access_gain': config.access_gain, 'cap': MAX_STRENGTH}
+    with store.atomic():
         decayed = 0
         old_hi = min(hi, cycle.seen)
         if old_hi > lo:
             elapsed = 0.0 if cycle.last is None else max(0.0, cycle.now - cycle.last)
-            decayed += db.execute(
-                f'UPDATE units SET {fold} WHERE protected = 0 AND id > ? AND id <= ?',
-                (MAX_STRENGTH, math.exp(-rate * elapsed), config.access_gain, lo, old_hi)).rowcount
+            decayed += store.decay_range(lo, old_hi, factor=decay_factor(elapsed, config), **fold)
         new_lo = max(lo, cycle.seen)
         if hi > new_lo:
-            floor = -math.inf if cycle.last is None else cycle.last
-            rows = db.execute('SELECT id, stamp FROM units WHERE protected = 0 AND id > ? AND id <= ?',
-                              (new_lo, hi)).fetchall()
-            db.executemany(f'UPDATE units SET {fold} WHERE id = ?', [
-                (MAX_STRENGTH, math.exp(-rate * (cycle.now - min(max(stamp, floor), cycle.now))),
-                 config.access_gain, uid) for uid, stamp in rows])
-            decayed += len(rows)
-        weak = [r[0] for r in db.execute(
-            'SELECT id FROM units WHERE protected = 0 AND marginalized = 0 AND strength < ? '
-            'AND id > ? AND id <= ?', (config.marginalize_below, lo, hi)).fetchall()]
+            stamps = store.unprotected_stamps(new_lo, hi)
+            store.decay_each([(uid, decay_factor(unit_elapsed(cycle, stamp), config))
+                              for uid, stamp in stamps], **fold)
+            decayed += len(stamps)
+        weak = store.marginalize_weak(lo, hi, below=config.marginalize_below)
         if weak:
-            db.executemany('UPDATE units SET marginalized = 1 WHERE id = ?', [(i,) for i in weak])
             store.bump_generation()
         cycle = replace(cycle, done=hi)
         _save_cycle(store, cycle)
@@ -230,9 +239,8 @@ def edge_steps(store: SqliteStore, cycle: Cycle, *,
                 limit=config.replay_count), key=lambda c: (-c[0], c[1]))[:config.replay_count]
             yield 0
         replayed = [uid for _, uid in best]
-    with store.atomic() as db:
-        db.executemany('UPDATE units SET strength = MIN(?, strength + ?) WHERE id = ?',
-                       [(MAX_STRENGTH, config.access_gain * 5, i) for i in replayed])
+    with store.atomic():
+        store.strengthen_units(replayed, gain=config.access_gain * 5, cap=MAX_STRENGTH)
         store.set_meta('last_consolidation', repr(cycle.now))
         store.set_meta('consolidated_max_id', str(cycle.top))
         store.set_meta(_CYCLE_KEY, '')

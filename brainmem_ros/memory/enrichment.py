@@ -9,19 +9,22 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any
 
 from brainmem_ros.encoders.base import Extractor, Reasoner
 from brainmem_ros.errors import BrainMemError
-from brainmem_ros.memory.fact_store import observe_facts
+from brainmem_ros.memory.config import EncoderConfig
+from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.store.facts import observe_facts
 from brainmem_ros.memory.types import Edge, Enrichment, Entity, MemoryUnit, StateChange
-
-if TYPE_CHECKING:
-    from brainmem_ros.memory.brainmem import BrainMem
 
 _log = logging.getLogger(__name__)
 _STOP = -1
+
+#: Told of what enrichment did: (event kind, unit ids, detail).
+Emit = Callable[[str, Sequence[int], str], None]
 
 
 def merge(unit: MemoryUnit, entities: tuple[Entity, ...], actions: tuple[str, ...],
@@ -42,11 +45,21 @@ def merge(unit: MemoryUnit, entities: tuple[Entity, ...], actions: tuple[str, ..
 
 
 class EnrichmentWorker:
-    """One background thread feeding units to the LLM extractor and reasoner."""
+    """One background thread feeding units to the LLM extractor and reasoner.
 
-    def __init__(self, mem: BrainMem, extractor: Extractor, reasoner: Reasoner | None, *,
-                 queue_size: int) -> None:
-        self.mem = mem
+    It writes through ``store`` under ``lock`` (the memory's lock), reports each
+    unit through ``emit`` and calls ``after`` once a unit is enriched (the memory
+    reflects then, if due).
+    """
+
+    def __init__(self, store: SqliteStore, lock: threading.RLock, extractor: Extractor,
+                 reasoner: Reasoner | None, *, config: EncoderConfig, queue_size: int,
+                 emit: Emit, after: Callable[[], Any]) -> None:
+        self.store = store
+        self.lock = lock
+        self.config = config
+        self._emit = emit
+        self._after = after
         self.extractor = extractor
         self.reasoner = reasoner
         self._queue: queue.Queue[int] = queue.Queue(maxsize=queue_size)
@@ -57,9 +70,7 @@ class EnrichmentWorker:
 
     def start(self) -> None:
         """Resume parked work (pending or failed units), then start the thread."""
-        for (uid,) in self.mem.store_db.query(
-                "SELECT id FROM units WHERE enrichment IN ('pending', 'failed') ORDER BY id LIMIT ?",
-                (self._queue.maxsize,)):
+        for uid in self.store.pending_enrichment(limit=self._queue.maxsize):
             self._queue.put_nowait(uid)
         self._thread.start()
 
@@ -107,38 +118,37 @@ class EnrichmentWorker:
                 self._queue.task_done()
 
     def _enrich(self, uid: int) -> None:
-        mem = self.mem
-        unit = mem.store_db.get_unit(uid)
+        store = self.store
+        unit = store.get_unit(uid)
         if unit is None or unit.enrichment is Enrichment.DONE:
             return
         try:
             extraction = self.extractor.extract(unit.text, known_entities=[e.name for e in unit.entities])
         except BrainMemError as exc:
             self.failed += 1
-            mem.store_db.set_enrichment(uid, Enrichment.FAILED, str(exc))
-            mem._emit('enrichment_failed', [uid], str(exc))
+            store.set_enrichment(uid, Enrichment.FAILED, str(exc))
+            self._emit('enrichment_failed', [uid], str(exc))
             return
         enriched = merge(unit, extraction.entities, extraction.actions, extraction.state_changes,
                          extraction.importance, extraction.valence)
-        with mem._lock, mem.store_db.atomic():
-            mem.store_db.update_content(enriched)
+        with self.lock, store.atomic():
+            store.update_content(enriched)
             if extraction.dropped:
-                mem.store_db.set_enrichment(uid, Enrichment.DONE,
-                                            f'{extraction.dropped} ungrounded item(s) dropped')
+                store.set_enrichment(uid, Enrichment.DONE, f'{extraction.dropped} ungrounded item(s) dropped')
             if enriched.state_changes != unit.state_changes or enriched.entities != unit.entities:
-                observe_facts(mem.store_db, enriched)
+                observe_facts(store, enriched)
         self._relate(enriched)
         self.processed += 1
-        mem._emit('enriched', [uid], f'{len(enriched.entities)} entities')
-        mem.maybe_reflect()
+        self._emit('enriched', [uid], f'{len(enriched.entities)} entities')
+        self._after()
 
     def _relate(self, unit: MemoryUnit) -> None:
-        cfg = self.mem.config.encoder
+        cfg = self.config
         if self.reasoner is None or not cfg.relation_candidates:
             return
         # Candidates are the unit's strongest existing links: the engine chooses, never the model.
-        edges = self.mem.store_db.edges_of([unit.id], fanout=cfg.relation_candidates)[unit.id]
-        others = self.mem.store_db.get_units(e.dst if e.src == unit.id else e.src for e in edges)
+        edges = self.store.edges_of([unit.id], fanout=cfg.relation_candidates)[unit.id]
+        others = self.store.get_units(e.dst if e.src == unit.id else e.src for e in edges)
         new_edges: list[Edge] = []
         for other in others.values():
             try:
@@ -149,4 +159,4 @@ class EnrichmentWorker:
             if relation.kind is not None and relation.confidence >= cfg.relation_threshold:
                 new_edges.append(Edge(other.id, unit.id, relation.kind, relation.confidence))
         if new_edges:
-            self.mem.store_db.add_edges(new_edges)
+            self.store.add_edges(new_edges)

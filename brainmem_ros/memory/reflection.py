@@ -1,18 +1,30 @@
-"""Reflection: turn a pile of important experience into higher-level insight units."""
+"""Reflection: turn a pile of important experience into higher-level insight units.
+
+:func:`due_units` picks the window, :func:`plan` turns it into insights; the memory
+stores them (one transaction) and links each to its evidence (:func:`evidence_edges`).
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
-from brainmem_ros.encoders.base import Insight
+from brainmem_ros.encoders.base import Insight, Reasoner
 from brainmem_ros.errors import BrainMemError
+from brainmem_ros.memory.config import DynamicsConfig
+from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit, ObservationInput, Outcome, UnitType
 
-if TYPE_CHECKING:
-    from brainmem_ros.memory.brainmem import BrainMem
-
 _MAX_INSIGHTS = 3
+_EVIDENCE_WEIGHT = 0.7
+_LAST_KEY = 'last_reflection_id'
+
+
+class PlannedInsight(NamedTuple):
+    """An insight unit to store, and the units it was drawn from."""
+
+    item: ObservationInput
+    evidence: tuple[MemoryUnit, ...]
 
 
 def summarise(units: list[MemoryUnit]) -> list[Insight]:
@@ -36,53 +48,52 @@ def summarise(units: list[MemoryUnit]) -> list[Insight]:
     return insights
 
 
-def reflect(mem: BrainMem, *, now: float, force: bool = False) -> list[MemoryUnit]:
-    """Reflect when the importance since the last reflection passes the threshold."""
-    cfg = mem.config.dynamics
-    db = mem.store_db
-    with mem._lock:
-        last = int(db.get_meta('last_reflection_id', '0'))
-        # Every Store asks this, so it is one aggregate over the primary key range;
-        # the ids themselves are read only when a reflection is due.
-        newest, total = db.query('SELECT max(id), total(importance) FROM units WHERE id > ? AND type != ?',
-                                 (last, UnitType.REFLECTION.value))[0]
-        if newest is None or (total < cfg.reflect_threshold and not force):
-            return []
-        db.set_meta('last_reflection_id', str(newest))
-        rows = db.query('SELECT id FROM units WHERE id > ? AND id <= ? AND type != ? '
-                        'ORDER BY id DESC LIMIT ?',
-                        (last, newest, UnitType.REFLECTION.value, cfg.reflect_window))
-    window = [r[0] for r in reversed(rows)]
-    units_by_id = db.get_units(window)
-    units = [units_by_id[i] for i in window if i in units_by_id]
+def due_units(store: SqliteStore, config: DynamicsConfig, *, force: bool = False) -> list[MemoryUnit]:
+    """The window of units to reflect on, once the importance since the last reflection passes
+    the threshold (or ``force``); [] otherwise. Marks them reflected on.
+
+    The caller holds the memory's lock: the check and the mark are one step.
+    """
+    last = int(store.get_meta(_LAST_KEY, '0'))
+    # Every Store asks this, so it is one aggregate over the primary key range;
+    # the ids themselves are read only when a reflection is due.
+    newest, total = store.importance_since(last, skip_type=UnitType.REFLECTION.value)
+    if newest is None or (total < config.reflect_threshold and not force):
+        return []
+    store.set_meta(_LAST_KEY, str(newest))
+    window = store.newest_ids(last, newest, skip_type=UnitType.REFLECTION.value,
+                              limit=config.reflect_window)
+    units_by_id = store.get_units(window)
+    return [units_by_id[i] for i in window if i in units_by_id]
+
+
+def plan(units: list[MemoryUnit], reasoner: Reasoner | None, *, now: float,
+         max_text_bytes: int) -> list[PlannedInsight]:
+    """The insight units to store for ``units``, each with its evidence.
+
+    The reasoner (an LLM) is asked first; when it fails or finds nothing, the
+    deterministic :func:`summarise` answers.
+    """
     insights: list[Insight] = []
-    if mem.reasoner is not None:
+    if reasoner is not None:
         try:
-            insights = mem.reasoner.reflect([u.text for u in units])
+            insights = reasoner.reflect([u.text for u in units])
         except BrainMemError:
             insights = []  # the LLM failed: fall back to the deterministic summary below
     if not insights:
         insights = summarise(units)
-    chosen: list[tuple[ObservationInput, list[MemoryUnit]]] = []
+    chosen: list[PlannedInsight] = []
     for insight in insights[:_MAX_INSIGHTS]:
         evidence = [units[i] for i in insight.evidence if 0 <= i < len(units)]
         if not evidence or not insight.text.strip():
             continue
         importance = min(10.0, sum(u.importance for u in evidence) / len(evidence) + 2.0)
-        chosen.append((ObservationInput(insight.text[:mem.config.store.max_text_bytes // 2], stamp=now,
-                                        type=UnitType.REFLECTION, source='reflection',
-                                        importance=importance), evidence))
-    if not chosen:
-        return []
-    # One transaction for the insights and one for their evidence links (not one each):
-    # reflection runs on the Store path, every ~30 observations of a busy robot.
-    results = mem.store_many([item for item, _ in chosen])
-    created: list[MemoryUnit] = []
-    edges: list[Edge] = []
-    for (_, evidence), result in zip(chosen, results, strict=True):
-        if isinstance(result, BrainMemError):
-            raise result
-        edges += [Edge(result.unit.id, u.id, EdgeKind.EVIDENCE, 0.7) for u in evidence]
-        created.append(result.unit)
-    db.add_edges(edges)
-    return created
+        chosen.append(PlannedInsight(
+            ObservationInput(insight.text[:max_text_bytes // 2], stamp=now, type=UnitType.REFLECTION,
+                             source='reflection', importance=importance), tuple(evidence)))
+    return chosen
+
+
+def evidence_edges(insight_id: int, planned: PlannedInsight) -> list[Edge]:
+    """The links from a stored insight to its evidence."""
+    return [Edge(insight_id, u.id, EdgeKind.EVIDENCE, _EVIDENCE_WEIGHT) for u in planned.evidence]

@@ -332,8 +332,7 @@ class BrainMemNode(LifecycleNode):
             params.check_memory(new)
         except BrainMemError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        self.mem.config = new
-        self.mem.retriever.config = new.retrieval
+        self.mem.reconfigure(new)
         return SetParametersResult(successful=True)
 
     # -- inputs ----------------------------------------------------------------------
@@ -624,9 +623,8 @@ class BrainMemNode(LifecycleNode):
             return
         self._markers_dirty.clear()
         try:
-            rows = mem.store_db.query('SELECT id FROM units WHERE pose_frame IS NOT NULL '
-                                      'ORDER BY id DESC LIMIT ?', (cfg.max_markers,))
-            units = list(mem.store_db.get_units(r[0] for r in rows).values())
+            ids = mem.store_db.recent_posed_ids(limit=cfg.max_markers)
+            units = list(mem.store_db.get_units(ids).values())
             now = self.get_clock().now().nanoseconds / 1e9
             array = memory_markers(units, stamp=now)
             if cfg.fact_markers:

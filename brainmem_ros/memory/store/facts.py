@@ -1,0 +1,285 @@
+"""The SQL of the fact layer: claims per unit, facts per entity and attribute.
+
+``fact_claims`` holds what each unit states (one row per unit, entity and attribute);
+``facts`` the timelines :func:`brainmem_ros.memory.facts.timeline` derives from them.
+Claims arriving in time order extend or close the open fact in place; a claim older
+than the newest one of its entity and attribute (a late observation) rebuilds that
+one timeline from its claims. Facts are derived data: a store can always rebuild
+them from its units (:meth:`FactStore.rebuild`, run once after the migration).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from brainmem_ros.memory.facts import (
+    POSITION,
+    Claim,
+    Fact,
+    claims_of,
+    entity_key,
+    fact_of,
+    names_match,
+    runs,
+    same_value,
+    singular,
+)
+from brainmem_ros.memory.store.codec import decode_pose, pose_json
+from brainmem_ros.memory.store.sql import chunks, qmarks
+from brainmem_ros.memory.store.sqlite import SqliteStore
+from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit
+
+REBUILD_KEY = 'facts_rebuild'
+_SUPERSEDES_WEIGHT = 0.8
+_FACT_COLUMNS = ('id, entity, name, attribute, value, valid_from, valid_until, last_seen, pose, '
+                 'source, confidence')
+_BATCH = 2000
+
+
+def _head(key: str) -> str:
+    return key.rsplit(' ', 1)[-1]
+
+
+class FactStore:
+    """Named fact operations over a :class:`SqliteStore` (its connection and lock)."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+
+    # -- writing ---------------------------------------------------------------------
+
+    def observe(self, unit: MemoryUnit) -> list[int]:
+        """File ``unit``'s claims (replacing any it had); returns the units it supersedes.
+
+        Superseded units are the evidence of facts this unit closed: their memories
+        stay valid, only the facts they stated end here. Each gets a SUPERSEDES edge.
+        """
+        claims = claims_of(unit)
+        superseded: list[int] = []
+        with self.store.atomic() as db:
+            # Claims it made before (enrichment re-observes a unit) are taken back first.
+            late: dict[tuple[str, str], float] = {}
+            for k, a, stamp in db.execute(
+                    'SELECT entity, attribute, stamp FROM fact_claims WHERE unit_id = ?', (unit.id,)):
+                late[(k, a)] = min(stamp, late.get((k, a), stamp))
+            if late:
+                db.execute('DELETE FROM fact_claims WHERE unit_id = ?', (unit.id,))
+            for claim in sorted(claims, key=lambda c: c.stamp):
+                pair = (claim.key, claim.attribute)
+                newest = db.execute('SELECT MAX(stamp) FROM fact_claims WHERE entity = ? AND attribute = ?',
+                                    pair).fetchone()[0]
+                self._insert_claim(db, claim)
+                if pair in late or (newest is not None and claim.stamp <= newest):
+                    late[pair] = min(claim.stamp, late.get(pair, claim.stamp))
+                    continue
+                closed = self._extend(db, claim)
+                if closed and claim.attribute != POSITION:
+                    superseded += closed
+            for (key, attribute), since in late.items():
+                self._recompute(db, key, attribute, since=since)
+            self.store.add_edges(Edge(unit.id, old, EdgeKind.SUPERSEDES, _SUPERSEDES_WEIGHT)
+                                 for old in dict.fromkeys(superseded) if old != unit.id)
+        return list(dict.fromkeys(u for u in superseded if u != unit.id))
+
+    def forget_units(self, unit_ids: Sequence[int]) -> None:
+        """Rebuild the timelines the given (just deleted or about to be) units fed."""
+        with self.store.atomic() as db:
+            pairs: dict[tuple[str, str], float] = {}
+            for chunk in chunks(unit_ids):
+                marks = qmarks(len(chunk))
+                for k, a, stamp in db.execute(
+                        f'SELECT entity, attribute, stamp FROM fact_claims WHERE unit_id IN ({marks})',
+                        chunk):
+                    pairs[(k, a)] = min(stamp, pairs.get((k, a), stamp))
+                db.execute(f'DELETE FROM fact_claims WHERE unit_id IN ({marks})', chunk)
+            for (key, attribute), since in pairs.items():
+                self._recompute(db, key, attribute, since=since)
+
+    def rebuild(self) -> int:
+        """Derive every fact again from the units (after a migration); returns the fact count."""
+        with self.store.atomic() as db:
+            db.execute('DELETE FROM fact_claims')
+            db.execute('DELETE FROM facts')
+            last = 0
+            while True:
+                ids = [r[0] for r in db.execute('SELECT id FROM units WHERE id > ? ORDER BY id LIMIT ?',
+                                                (last, _BATCH))]
+                if not ids:
+                    break
+                last = ids[-1]
+                for unit in self.store.get_units(ids).values():
+                    for claim in claims_of(unit):
+                        self._insert_claim(db, claim)
+            for key, attribute in db.execute(
+                    'SELECT DISTINCT entity, attribute FROM fact_claims').fetchall():
+                self._recompute(db, key, attribute)
+            db.execute('DELETE FROM meta WHERE key = ?', (REBUILD_KEY,))
+            return int(db.execute('SELECT COUNT(*) FROM facts').fetchone()[0])
+
+    def rebuild_pending(self) -> bool:
+        """Whether a migration asked for the facts to be derived again."""
+        return bool(self.store.get_meta(REBUILD_KEY))
+
+    def _insert_claim(self, db: sqlite3.Connection, claim: Claim) -> None:
+        db.execute('INSERT OR REPLACE INTO fact_claims(entity, attribute, unit_id, stamp, name, value, '
+                   'source, confidence, pose) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+                   (claim.key, claim.attribute, claim.unit_id, claim.stamp, claim.entity, claim.value,
+                    claim.source, claim.confidence, pose_json(claim.pose)))
+
+    def _extend(self, db: sqlite3.Connection, claim: Claim) -> list[int]:
+        """In-order claim: confirm the open fact or close it and open the next."""
+        row = db.execute(f'SELECT {_FACT_COLUMNS} FROM facts WHERE entity = ? AND attribute = ? '
+                         'AND valid_until IS NULL ORDER BY valid_from DESC LIMIT 1',
+                         (claim.key, claim.attribute)).fetchone()
+        if row is not None:
+            open_fact = self._fact(row, ())
+            first = self._claims(db, 'fact_id = ? ORDER BY stamp, unit_id LIMIT 1', (open_fact.id,))
+            if first and same_value(claim.attribute, first[0], claim):
+                value = fact_of([claim], None).value if claim.attribute == POSITION else open_fact.value
+                confidence = 1.0 - (1.0 - open_fact.confidence) * (1.0 - claim.confidence)
+                pose = claim.pose or open_fact.pose
+                db.execute('UPDATE facts SET last_seen = MAX(last_seen, ?), value = ?, confidence = ?, '
+                           'pose = ? WHERE id = ?',
+                           (claim.stamp, value, round(confidence, 4), pose_json(pose), open_fact.id))
+                self._link(db, claim, open_fact.id)
+                return []
+            if claim.source == 'before':
+                return []  # only ever confirms (see facts.runs); filed, part of no fact
+            db.execute('UPDATE facts SET valid_until = ? WHERE id = ?', (claim.stamp, open_fact.id))
+        fid = self._insert_fact(db, claim.key, fact_of([claim], None))
+        self._link(db, claim, fid)
+        if row is None:
+            return []
+        return [r[0] for r in db.execute('SELECT unit_id FROM fact_claims WHERE fact_id = ? '
+                                         'ORDER BY stamp DESC LIMIT 1', (row[0],))]
+
+    def _link(self, db: sqlite3.Connection, claim: Claim, fid: int) -> None:
+        db.execute('UPDATE fact_claims SET fact_id = ? WHERE entity = ? AND attribute = ? AND unit_id = ? '
+                   'AND stamp = ?', (fid, claim.key, claim.attribute, claim.unit_id, claim.stamp))
+
+    def _recompute(self, db: sqlite3.Connection, key: str, attribute: str, *,
+                   since: float | None = None) -> None:
+        """Rebuild one timeline from its claims, all of it or from where ``since`` falls.
+
+        From ``since``, the regrouping starts at the fact before the one holding at
+        ``since``: its first claim is untouched, so the facts kept before it still end
+        where the regrouped ones begin, and a late claim costs the facts after it only.
+        """
+        start = -math.inf
+        if since is not None:
+            holding = db.execute('SELECT MAX(valid_from) FROM facts WHERE entity = ? AND attribute = ? '
+                                 'AND valid_from <= ?', (key, attribute, since)).fetchone()[0]
+            before = None if holding is None else db.execute(
+                'SELECT MAX(valid_from) FROM facts WHERE entity = ? AND attribute = ? AND valid_from < ?',
+                (key, attribute, holding)).fetchone()[0]
+            start = -math.inf if before is None else before
+            while start > -math.inf:
+                # A kept fact whose last claim shares the start's stamp would be cut in two.
+                row = db.execute('SELECT valid_from, last_seen FROM facts WHERE entity = ? AND attribute = ? '
+                                 'AND valid_from < ? ORDER BY valid_from DESC LIMIT 1',
+                                 (key, attribute, start)).fetchone()
+                if row is None or row[1] < start:
+                    break
+                start = row[0]
+        claims = self._claims(db, 'entity = ? AND attribute = ? AND stamp >= ?', (key, attribute, start))
+        db.execute('DELETE FROM facts WHERE entity = ? AND attribute = ? AND valid_from >= ?',
+                   (key, attribute, start))
+        # Claims that end up in no fact (a dropped "from") must not keep a reused fact id.
+        db.execute('UPDATE fact_claims SET fact_id = NULL WHERE entity = ? AND attribute = ? AND stamp >= ?',
+                   (key, attribute, start))
+        groups = runs(claims)
+        kept = db.execute('SELECT id FROM facts WHERE entity = ? AND attribute = ? '
+                          'ORDER BY valid_from DESC LIMIT 1', (key, attribute)).fetchone()
+        if kept is not None:
+            db.execute('UPDATE facts SET valid_until = ? WHERE id = ?',
+                       (groups[0][0].stamp if groups else None, kept[0]))
+        for i, group in enumerate(groups):
+            fid = self._insert_fact(db, key, fact_of(group, groups[i + 1][0].stamp if i + 1 < len(groups)
+                                                     else None))
+            db.executemany('UPDATE fact_claims SET fact_id = ? WHERE entity = ? AND attribute = ? AND '
+                           'unit_id = ? AND stamp = ?',
+                           [(fid, key, attribute, c.unit_id, c.stamp) for c in group])
+
+    def _insert_fact(self, db: sqlite3.Connection, key: str, fact: Fact) -> int:
+        cur = db.execute(
+            'INSERT INTO facts(entity, head, name, attribute, value, valid_from, valid_until, last_seen, '
+            'pose, source, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            (key, _head(key), fact.entity, fact.attribute, fact.value, fact.valid_from, fact.valid_until,
+             fact.last_seen, pose_json(fact.pose), fact.source, fact.confidence))
+        return int(cur.lastrowid or 0)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def _claims(self, db: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[Claim]:
+        return [Claim(name, attribute, value, stamp, unit_id, source, confidence, decode_pose(pose))
+                for name, attribute, value, stamp, unit_id, source, confidence, pose in db.execute(
+                    'SELECT name, attribute, value, stamp, unit_id, source, confidence, pose '
+                    f'FROM fact_claims WHERE {where}', params)]
+
+    @staticmethod
+    def _fact(row: Sequence[Any], evidence: tuple[int, ...]) -> Fact:
+        fid, _key, name, attribute, value, valid_from, valid_until, last_seen, pose, source, conf = row
+        return Fact(entity=name, attribute=attribute, value=value, valid_from=valid_from,
+                    valid_until=valid_until, evidence=evidence, last_seen=last_seen, source=source,
+                    confidence=conf, pose=decode_pose(pose), id=fid)
+
+    def matching_keys(self, name: str) -> list[str]:
+        """Entity keys that ``name`` (as a user types it) refers to; the exact key first."""
+        key = entity_key(name)
+        if not key:
+            return []
+        heads = sorted({singular(w) for w in key.split()})
+        rows = self.store.query(
+            f'SELECT DISTINCT entity FROM facts WHERE head IN ({qmarks(len(heads))})', heads)
+        keys = sorted({r[0] for r in rows if names_match(name, r[0])})
+        return sorted(keys, key=lambda k: (k != key, len(k), k))
+
+    def facts_of(self, keys: Iterable[str], *, attribute: str | None = None,
+                 skip: Sequence[str] = ()) -> list[Fact]:
+        """All facts (with their evidence) of the given entity keys."""
+        facts: list[Fact] = []
+        for key in dict.fromkeys(keys):
+            sql = f'SELECT {_FACT_COLUMNS} FROM facts WHERE entity = ?'
+            params: list[Any] = [key]
+            if attribute is not None:
+                sql += ' AND attribute = ?'
+                params.append(attribute)
+            if skip:
+                sql += f' AND attribute NOT IN ({qmarks(len(skip))})'
+                params.extend(skip)
+            rows = self.store.query(sql, params)
+            evidence: dict[int, list[int]] = {}
+            if rows:
+                ids = [r[0] for r in rows]
+                for fid, uid in self.store.query(
+                        f'SELECT fact_id, unit_id FROM fact_claims WHERE fact_id IN ({qmarks(len(ids))}) '
+                        'ORDER BY stamp, unit_id', ids):
+                    evidence.setdefault(fid, []).append(uid)
+            facts += [self._fact(r, tuple(dict.fromkeys(evidence.get(r[0], ())))) for r in rows]
+        return facts
+
+    def facts_about(self, names: Sequence[str], *, skip: Sequence[str] = ()) -> list[Fact]:
+        """All facts of the entities that ``names`` match (see :func:`names_match`)."""
+        keys: list[str] = []
+        for name in names:
+            keys += self.matching_keys(name)
+        return self.facts_of(keys, skip=skip)
+
+    def last_positions(self, *, limit: int) -> list[Fact]:
+        """The open position facts with a pose: where each object was last seen."""
+        rows = self.store.query(f'SELECT {_FACT_COLUMNS} FROM facts WHERE attribute = ? AND '
+                                'valid_until IS NULL AND pose IS NOT NULL ORDER BY last_seen DESC LIMIT ?',
+                                (POSITION, limit))
+        return [self._fact(r, ()) for r in rows]
+
+    def count(self) -> int:
+        """Number of facts (open and closed)."""
+        return int(self.store.query('SELECT COUNT(*) FROM facts')[0][0])
+
+
+def observe_facts(store: SqliteStore, unit: MemoryUnit) -> list[int]:
+    """What Store and enrichment call per new or changed unit (see :meth:`FactStore.observe`)."""
+    return FactStore(store).observe(unit)

@@ -1,0 +1,242 @@
+"""What happens to stored memories: reward, consolidation, reflection, forgetting.
+
+:class:`Upkeep` is the part of :class:`~brainmem_ros.memory.brainmem.BrainMem` that
+changes memories after they are stored. The rules are :mod:`.dynamics` and
+:mod:`.reflection`; this applies them under the memory's lock and keeps the vector
+index in step.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from brainmem_ros.errors import BrainMemError, UnknownIdError
+from brainmem_ros.memory import dynamics, reflection
+from brainmem_ros.memory.config import MemoryConfig
+from brainmem_ros.memory.index import HotIndex, needs_rebuild
+from brainmem_ros.memory.requests import (
+    ForgetMode,
+    TimeLike,
+    check_forget,
+    check_ids,
+    check_reward,
+    check_text,
+    to_seconds,
+)
+from brainmem_ros.memory.retrieval import Retriever
+from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.store.facts import FactStore
+from brainmem_ros.memory.types import Edge, MemoryEvent, MemoryUnit, ObservationInput, StoreResult
+
+if TYPE_CHECKING:
+    from brainmem_ros.encoders.base import Reasoner
+
+
+class Upkeep:
+    """Reinforce, consolidate, reflect, protect and forget (a part of ``BrainMem``)."""
+
+    path: Path
+    config: MemoryConfig
+    store_db: SqliteStore
+    facts: FactStore
+    index: HotIndex
+    index_status: str
+    retriever: Retriever
+    reasoner: Reasoner | None
+    clock: Callable[[], float]
+    _lock: threading.RLock
+    _on_event: Callable[[MemoryEvent], None] | None
+    _unsaved: int
+
+    if TYPE_CHECKING:  # what BrainMem provides
+        def store_many(self, items: Sequence[ObservationInput]) -> list[StoreResult | BrainMemError]:
+            """See :meth:`BrainMem.store_many`."""
+
+        def save_index(self) -> bool:
+            """See :meth:`BrainMem.save_index`."""
+
+        def _build_index(self) -> HotIndex: ...
+
+    def _emit(self, kind: str, ids: Iterable[int], detail: str = '') -> None:
+        if self._on_event is not None:
+            self._on_event(MemoryEvent(kind, tuple(ids), detail))
+
+    def _units_or_raise(self, ids: Sequence[int]) -> list[MemoryUnit]:
+        check_ids(ids)
+        units = self.store_db.get_units(ids)
+        missing = tuple(sorted({i for i in ids if i not in units}))
+        if missing:
+            msg = f'unknown memory id(s): {", ".join(map(str, missing[:20]))}'
+            raise UnknownIdError(msg, missing)
+        return [units[i] for i in dict.fromkeys(ids)]
+
+    def reinforce(self, ids: Sequence[int], *, reward: float, note: str | None = None
+                  ) -> list[MemoryUnit]:
+        """Reward (or punish) memories that were used; returns them updated."""
+        value = check_reward(reward)
+        note_text = check_text(note or '', 'note', max_bytes=self.config.store.max_text_bytes,
+                               required=False)
+        with self._lock:
+            units = self._units_or_raise(list(ids))
+            restore = dynamics.reinforce(self.store_db, units, value, note=note_text,
+                                         now=self.clock(), config=self.config.dynamics)
+            if restore:
+                self._set_marginalized(restore, False)
+        self._emit('reinforced', [u.id for u in units], f'reward {reward:+.2f}')
+        updated = self.store_db.get_units([u.id for u in units])
+        return [updated[u.id] for u in units]
+
+    def consolidate(self, *, now: TimeLike | None = None) -> dynamics.ConsolidationReport:
+        """Decay, fold access counts, marginalize weak units, prune edges, replay.
+
+        Every step is one short transaction and the lock is released between them:
+        units decay in chunks of ``dynamics.DECAY_CHUNK``, edges decay by one write of
+        the edge scale, weak edges are pruned per range of source ids, replay counts
+        per range of unit ids. Store and Retrieve carry on while a cycle runs. A cycle a
+        crash interrupted is finished first, from where it was.
+        """
+        t = to_seconds(now, 'now')
+        when = self.clock() if t is None else t
+        decayed, pruned = 0, 0
+        weak: list[int] = []
+        replayed: list[int] = []
+        while True:
+            with self._lock:
+                cycle = dynamics.begin_cycle(self.store_db, now=when)
+            while True:
+                started = time.perf_counter()
+                with self._lock:
+                    step = dynamics.decay_chunk(self.store_db, self.index, cycle,
+                                                config=self.config.dynamics)
+                    if step is None:
+                        break
+                    cycle, n, chunk_weak = step
+                decayed += n
+                weak += chunk_weak
+                time.sleep(max(dynamics.CHUNK_PAUSE_S, time.perf_counter() - started))
+            pruned = 0  # the last cycle's, as before
+            steps = dynamics.edge_steps(self.store_db, cycle, config=self.config.dynamics)
+            while True:
+                started = time.perf_counter()
+                with self._lock:
+                    try:
+                        pruned += next(steps)
+                    except StopIteration as done:
+                        replayed = done.value
+                        break
+                time.sleep(max(dynamics.CHUNK_PAUSE_S, time.perf_counter() - started))
+            if not cycle.resumed:
+                break
+        report = dynamics.ConsolidationReport(decayed=decayed, marginalized=tuple(weak),
+                                              pruned_edges=pruned, replayed=tuple(replayed))
+        with self._lock:
+            # Once per cycle, not per chunk: a save rewrites the whole index under the
+            # lock (a crash before it is caught by the generation check).
+            self._index_changed(len(weak))
+            outgrown = needs_rebuild(self.index)
+            if outgrown is not None:
+                # A long-running robot switches to the index that suits its size here,
+                # without waiting for a restart.
+                self.index = self.retriever.index = self._build_index()
+                self.index_status = f'rebuilt at consolidation ({outgrown})'
+                self.save_index()
+        if report.marginalized:
+            self._emit('marginalized', report.marginalized, 'consolidation')
+        return report
+
+    def reflect(self, *, now: TimeLike | None = None, force: bool = False) -> list[MemoryUnit]:
+        """Create reflection units when enough important experience has piled up."""
+        t = to_seconds(now, 'now')
+        when = self.clock() if t is None else t
+        with self._lock:
+            units = reflection.due_units(self.store_db, self.config.dynamics, force=force)
+        planned = reflection.plan(units, self.reasoner, now=when,
+                                  max_text_bytes=self.config.store.max_text_bytes) if units else []
+        if not planned:
+            return []
+        # One transaction for the insights and one for their evidence links (not one each):
+        # reflection runs on the Store path, every ~30 observations of a busy robot.
+        results = self.store_many([p.item for p in planned])
+        created: list[MemoryUnit] = []
+        edges: list[Edge] = []
+        for p, result in zip(planned, results, strict=True):
+            if isinstance(result, BrainMemError):
+                raise result
+            edges += reflection.evidence_edges(result.unit.id, p)
+            created.append(result.unit)
+        self.store_db.add_edges(edges)
+        self._emit('reflected', [u.id for u in created])
+        return created
+
+    def maybe_reflect(self) -> list[MemoryUnit]:
+        """Reflect if the importance since the last reflection has passed the threshold.
+
+        What Store and enrichment call after each unit: one aggregate query when no
+        reflection is due.
+        """
+        return self.reflect()
+
+    def protect(self, ids: Sequence[int]) -> list[int]:
+        """Mark memories as core: never decayed, never marginalized."""
+        return self.forget(ids, mode='protect')
+
+    def forget(self, ids: Sequence[int], *, mode: ForgetMode | str = 'marginalize',
+               confirm: bool = False) -> list[int]:
+        """Marginalize / restore / protect / unprotect, or (with ``confirm``) delete memories."""
+        check_forget(mode, confirm=confirm)
+        with self._lock:
+            units = self._units_or_raise(list(ids))
+            uids = [u.id for u in units]
+            if mode == 'marginalize':
+                changed = [u.id for u in units if not u.marginalized and not u.protected]
+                self._set_marginalized(changed, True)
+            elif mode == 'restore':
+                changed = [u.id for u in units if u.marginalized]
+                self._set_marginalized(changed, False)
+            elif mode in ('protect', 'unprotect'):
+                flag = mode == 'protect'
+                changed = [u.id for u in units if u.protected != flag]
+                self.store_db.set_flag(changed, column='protected', value=flag)
+                if flag:
+                    self._set_marginalized([u.id for u in units if u.marginalized], False)
+            else:
+                changed = uids
+                with self.store_db.atomic():
+                    self.facts.forget_units(uids)
+                    self.store_db.delete_units(uids)
+                    self.store_db.bump_generation()
+                self.index.remove(np.asarray(uids, dtype=np.int64))
+                self._index_changed(len(uids))
+        kind = {'marginalize': 'marginalized', 'restore': 'restored', 'protect': 'protected',
+                'unprotect': 'unprotected', 'delete': 'deleted'}[mode]
+        if changed:
+            self._emit(kind, changed)
+        return changed
+
+    def _set_marginalized(self, ids: Sequence[int], flag: bool) -> None:
+        if not ids:
+            return
+        with self.store_db.atomic():
+            self.store_db.set_flag(ids, column='marginalized', value=flag)
+            self.store_db.bump_generation()
+        arr = np.asarray(ids, dtype=np.int64)
+        if flag:
+            self.index.remove(arr)
+        else:
+            vecs = self.store_db.vectors(ids)
+            self.index.remove(arr)  # never hold an id twice
+            self.index.add(arr, np.stack([vecs[i] for i in ids]))
+        self._index_changed(len(ids))
+
+    def _index_changed(self, count: int) -> None:
+        # Saving rewrites the whole index, so it happens every index_save_every changes
+        # and at close; after a crash in between, the generation check rebuilds it.
+        self._unsaved += count
+        if self._unsaved >= self.config.store.index_save_every:
+            self.save_index()
