@@ -30,7 +30,8 @@ def _kw(call: ast.Call, key: str) -> ast.expr:
 def test_every_argument_is_described() -> None:
     declared = _calls('DeclareLaunchArgument')
     names = {ast.literal_eval(c.args[0]) for c in declared}
-    assert names == {'namespace', 'params_file', 'data_dir', 'log_level', 'use_sim_time'}
+    assert names == {'namespace', 'params_file', 'data_dir', 'log_level', 'use_sim_time', 'autostart',
+                     'use_respawn'}
     for c in declared:
         assert len(ast.literal_eval(_kw(c, 'description'))) > 10
     used = {ast.literal_eval(c.args[0]) for c in _calls('LaunchConfiguration')}
