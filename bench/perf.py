@@ -75,7 +75,7 @@ def instrument_retrieve(mem: BrainMem) -> StageTimer:
     timer = StageTimer()
     timer.wrap(mem.retriever.embedder, 'embed', 'embed query (ONNX)')
     timer.wrap(mem.index, 'search', 'vector search (FAISS)')
-    timer.wrap(mem.store_db, 'fts_scored', 'lexical recall (FTS5/BM25)')
+    timer.wrap(mem.store_db, 'fts_window', 'lexical recall (FTS5/BM25)')
     timer.wrap(mem.store_db, 'term_document_counts', 'lexical recall (FTS5/BM25)')
     timer.wrap(mem.store_db, 'entity_document_counts', 'entity recall (SQLite)')
     timer.wrap(mem.store_db, 'unit_heads', 'filter and rank columns (SQLite)')

@@ -256,7 +256,7 @@ def _where_time_goes(sec: dict[str, Any], have: list[int]) -> str:
 
     return (
         'Nothing in a Retrieve touches all N units. Three costs still grow with N: **lexical '
-        'recall** (' + stage('lexical recall (FTS5/BM25)') + '): `SqliteStore.fts_scored` '
+        'recall** (' + stage('lexical recall (FTS5/BM25)') + '): `SqliteStore.fts_window` '
         'ranks only the newest `max(10 x limit, 1000)` FTS5 matches, and most of it is BM25 '
         'over those (matching alone is 0.3-0.5 ms); the **vector search** (' + stage(
             'vector search (FAISS)') + '), IVF-SQ8 from 50k vectors, its `nprobe` calibrated '

@@ -95,14 +95,16 @@ class BatchedRetriever(Retriever):
 
 
 def windowed_fts(store: SqliteStore) -> Any:
-    """``fts_scored`` restricted to the newest LEXICAL_WINDOW units (unfiltered queries only)."""
-    def search(match: str, *, limit: int, unit_filter: UnitFilter) -> list[tuple[int, float]]:
+    """``fts_window`` restricted to the newest LEXICAL_WINDOW units (unfiltered queries only)."""
+    def search(match: str, *, limit: int, unit_filter: UnitFilter
+               ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         cond = '' if unit_filter.include_marginalized else 'AND u.marginalized = 0'
         floor = store.max_id() - LEXICAL_WINDOW
-        return [(r[0], -r[1]) for r in store.query(
+        best = [(r[0], -r[1]) for r in store.query(
             f'SELECT f.rowid, bm25(units_fts) FROM units_fts f JOIN units u ON u.id = f.rowid '
             f'WHERE units_fts MATCH ? AND f.rowid > ? {cond} ORDER BY bm25(units_fts) LIMIT ?',
             (match, floor, limit))]
+        return best, dict(best)
     return search
 
 
@@ -120,7 +122,7 @@ def retrieve_variants(store: Path, embedder: Embedder) -> dict[str, Any]:
     with BrainMem.open(store, config, embedder=embedder) as mem:
         now = float(mem.store_db.query('SELECT MAX(stamp) FROM units')[0][0]) + 3600.0
         sqlite_edges = mem.retriever
-        shipped_fts = mem.store_db.fts_scored
+        shipped_fts = mem.store_db.fts_window
         t = time.perf_counter()
         adjacency = Adjacency(mem.store_db, fanout=sqlite_edges.config.fanout)
         if not adjacency.wait_ready():  # the bulk read runs on a thread of its own
@@ -137,7 +139,7 @@ def retrieve_variants(store: Path, embedder: Embedder) -> dict[str, Any]:
         ]
         def run(i: int, q: Query) -> tuple[float, list[int]]:
             _, retriever, window = variants[i]
-            mem.store_db.fts_scored = windowed_fts(mem.store_db) if window else shipped_fts  # type: ignore[method-assign]
+            mem.store_db.fts_window = windowed_fts(mem.store_db) if window else shipped_fts  # type: ignore[method-assign]
             c = time.thread_time()
             res = retriever.run(q, now=now)
             return time.thread_time() - c, [r.unit.id for r in res]
@@ -161,7 +163,7 @@ def retrieve_variants(store: Path, embedder: Embedder) -> dict[str, Any]:
             out[name] = {**summary_ms(lat[i]), 'overlap': overlap}
             print(f'  {name}: p50 {out[name]["p50"]:.1f} ms p99 {out[name]["p99"]:.1f} ms '
                   f'overlap {overlap:.2f}', flush=True)
-        mem.store_db.fts_scored = shipped_fts  # type: ignore[method-assign]
+        mem.store_db.fts_window = shipped_fts  # type: ignore[method-assign]
         out['adjacency_build_s'] = adjacency_s
         out['adjacency_bytes'] = adjacency.nbytes
         out['adjacency_bytes_per_unit'] = adjacency.nbytes / max(1, mem.store_db.max_id())

@@ -14,7 +14,7 @@ import pytest
 from brainmem_ros.errors import ConfigError
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.memory.config import MemoryConfig, RetrievalConfig
-from brainmem_ros.memory.types import ObservationInput, Pose, UnitType
+from brainmem_ros.memory.types import ObservationInput, Pose, UnitFilter, UnitType
 
 T0 = 1_760_000_000.0
 ROOMS = ('kitchen', 'hallway', 'office', 'bedroom', 'garage')
@@ -117,7 +117,8 @@ def test_score_parts_are_the_score(mem_factory: Any) -> None:
     cfg = mem.config.retrieval
     for h in mem.retrieve('a glass on the table in the garage', top_k=10):
         p = h.parts
-        assert h.score == pytest.approx(p.relevance * p.prior, rel=1e-6)
+        stepped_back = 1.0 - cfg.diversity * p.redundancy
+        assert h.score == pytest.approx(p.relevance * p.prior * stepped_back, rel=1e-6)
         shares = cfg.w_vector * p.vector + cfg.w_lexical * p.lexical + cfg.w_entity * p.entity
         assert p.relevance >= shares / (cfg.w_vector + cfg.w_lexical + cfg.w_entity) - 1e-6
         assert 0.0 <= p.relevance <= 1.0 + 1e-9 and 0.8 <= p.prior <= 1.25
@@ -128,3 +129,42 @@ def test_priors_are_bounded_by_configuration() -> None:
         dataclasses.replace(RetrievalConfig(), prior_strength=0.25, prior_recency=0.25, prior_importance=0.1)
     with pytest.raises(ConfigError, match='default_top_k'):
         MemoryConfig.from_mapping({'retrieval.default_top_k': 50, 'retrieval.max_top_k': 20})
+
+
+def test_near_copies_do_not_fill_the_top(mem_factory: Any) -> None:
+    # A month of the same log line with one number changed: the planner gains nothing
+    # from three of them when another memory also answers.
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400)
+    _store(mem, [ObservationInput(f'Docked at the charging station; battery at {10 + i} percent.',
+                                  stamp=T0 + 60 * i) for i in range(40)])
+    _store(mem, [ObservationInput(f'Wiped the {thing} in the kitchen (round {i}).', stamp=T0 + 30 * i)
+                 for i, thing in enumerate(('table', 'counter', 'sink', 'stove') * 100)])
+    loose = mem.store('The cable of the charging station in the garage is loose.', stamp=T0 + 30)
+    query = 'is the charging station working?'
+    hits = mem.retrieve(query, top_k=3)
+    assert loose.id in [h.unit.id for h in hits]
+    assert hits[0].parts.redundancy == 0.0 and hits[0].unit.text.startswith('Docked')
+    copies = [h for h in hits if h.unit.text.startswith('Docked')]
+    assert copies and all(h.parts.redundancy > 0.5 for h in copies[1:])
+    # Without the step back, the copies fill the top (what this test would catch).
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, diversity=0.0)
+    flat = mem.retrieve(query, top_k=3)
+    assert all(h.unit.text.startswith('Docked') for h in flat)
+    assert all(h.parts.redundancy == 0.0 for h in flat)
+
+
+def test_vector_candidates_keep_the_words_they_share(mem_factory: Any) -> None:
+    # Short memories holding the query's one known word outrank a long one in BM25, so
+    # the long one is outside the lexical list; the word it shares must still count.
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400)
+    _store(mem, [ObservationInput(f'Floor {i} checked.', stamp=T0 + 60 * i) for i in range(300)])
+    _store(mem, [ObservationInput(f'Wiped the table (round {i}).', stamp=T0 + 60 * i) for i in range(300)])
+    long = mem.store('I spilled orange juice by the fridge door and mopped up the floor with a towel '
+                     'before anyone slipped on it.', stamp=T0 + 30)
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_candidates=20)
+    query = 'a wet floor after a drink fell over'
+    listed = mem.store_db.fts_scored('"floor"', limit=20, unit_filter=UnitFilter())
+    assert long.id not in [uid for uid, _ in listed]
+    hits = mem.retrieve(query, top_k=5)
+    assert hits[0].unit.id == long.id
+    assert hits[0].parts.lexical > 0.0

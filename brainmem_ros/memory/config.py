@@ -79,6 +79,10 @@ class RetrievalConfig:
     prior_importance: float = opt(0.04, 0.0, 0.25, 'score x (1 + this x (importance / 5 - 1))')
     prior_strength: float = opt(0.10, 0.0, 0.25, 'score x (1 + this x (strength - 1)); strength in [0, 2]')
     prior_valence: float = opt(0.03, 0.0, 0.25, 'score x (1 + this x valence)')
+    diversity: float = opt(0.5, 0.0, 1.0, 'score x (1 - this x redundancy): how far a near-copy of a '
+                           'memory ranked above it steps back')
+    redundancy_cosine: float = opt(0.75, 0.0, 0.999, 'cosine to a memory ranked above from which a memory '
+                                   'counts as a near-copy (redundancy rises to 1 at cosine 1)')
     prior_facts: float = opt(0.10, 0.0, 0.25, 'score x ~(1 +- this) for a memory stating the value an entity '
                              'of the query has now (or as_of) / no longer has')
     filter_exact_limit: int = opt(4096, 0, 10**6, 'filtered queries matching at most this many units '

@@ -14,7 +14,10 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
   ``RetrievalConfig``), and by the facts of the query's entities (``facts.fact_factors``):
   a memory stating a value that no longer holds steps back behind the one stating the
   current value. They reorder near-ties and lift a reinforced memory, but cannot bury a
-  match with clearly more evidence.
+  match with clearly more evidence;
+- **diversity**: among the best, a near-copy of a memory ranked above it steps back by
+  ``diversity x redundancy`` (maximal marginal relevance), so a month of one routine
+  sentence cannot fill the top k.
 """
 
 from __future__ import annotations
@@ -180,10 +183,12 @@ class Retriever:
         cosine = self._vector_candidates(q, qvecs, weights, allowed)
         floor = min(cosine.values()) if len(cosine) >= cfg.vector_candidates else 0.0
         lexical: dict[int, float] = {}
+        window: dict[int, float] = {}
+        ideal = 1.0
         words = [w for w in content_words(q.text) if len(w) > 2 or w.isdigit()][:_MAX_TERMS]
         if words and cfg.lexical_candidates:
-            scored = self.store.fts_scored(fts_expression(words), limit=cfg.lexical_candidates,
-                                           unit_filter=unit_filter)
+            scored, window = self.store.fts_window(fts_expression(words), limit=cfg.lexical_candidates,
+                                                   unit_filter=unit_filter)
             if scored:
                 ideal = _ideal_bm25(*self.store.term_document_counts(words))
                 lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
@@ -199,6 +204,13 @@ class Retriever:
             for key, ids in per_key.items():
                 for uid in ids:
                     entity[uid] = entity.get(uid, 0.0) + weight[key] / mass
+        if lexical:
+            # Candidates of the other lists keep the words they match (as far as the matches
+            # ranked reach): a memory close in meaning that shares the query's words has
+            # both kinds of evidence, however many shorter memories hold those words too
+            # and fill the lexical list.
+            lexical.update((uid, min(1.0, window[uid] / ideal)) for uid in (*cosine, *entity)
+                           if uid in window and uid not in lexical)
         return Candidates(cosine, lexical, entity, floor)
 
     def _vector_candidates(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
@@ -289,6 +301,7 @@ class Retriever:
         # Best score first, newer id first among equals; only the top k leave as units.
         order = np.lexsort((-np.fromiter((h.id for h in heads), dtype=np.int64, count=len(heads)),
                             -scores))
+        order, scores, redundancy = self._diversify([h.id for h in heads], order, scores, q.top_k)
         results: list[ScoredMemory] = []
         seen: set[str] = set()
         # A month of routine logs the same sentence many times; the planner gains nothing
@@ -302,11 +315,81 @@ class Retriever:
                     continue
                 seen.add(key)
                 results.append(ScoredMemory(unit=unit, score=float(scores[i]),
-                                            parts=ScoreParts(*(float(p[i]) for p in parts)),
+                                            parts=ScoreParts(*(float(p[i]) for p in (*parts, redundancy))),
                                             path=_path(activated[heads[i].id], heads[i].id)))
                 if len(results) == q.top_k:
                     return results
         return results
+
+    def _diversify(self, ids: Sequence[int], order: npt.NDArray[np.int64], scores: npt.NDArray[np.float64],
+                   k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Reorder the head of ``order`` so that near-copies of better memories step back.
+
+        A month of routine logs the same sentence with one word changed hundreds of
+        times ("Docked at the charging station; battery at 77 percent"); each copy
+        matches a question as well as the others, and together they fill the top k with
+        one piece of information. Greedily (maximal marginal relevance), each next memory
+        is the one with the best ``score x (1 - diversity x redundancy)``, where redundancy
+        is how far its cosine to a memory already placed exceeds ``redundancy_cosine``,
+        scaled to [0, 1]. The best ``k + 60`` distinct vectors (at least ``4k``) take part,
+        ``2k`` of them are placed so, the others follow by their stepped-back score; exact
+        copies (the same vector: text duplicates, skipped later) and the rest keep their
+        order after them. Returns the new order, the scores (stepped back) and each
+        memory's redundancy.
+        """
+        cfg = self.config
+        redundancy = np.zeros(len(scores), dtype=np.float64)
+        if cfg.diversity <= 0.0 or len(order) <= 1:
+            return order, scores, redundancy
+        pool_list, rows = self._distinct_head(ids, order, max(4 * k, k + 60))
+        pool = np.asarray(pool_list, dtype=np.int64)
+        if len(pool) <= 1:
+            return order, scores, redundancy
+        matrix = np.stack(rows).astype(np.float64)
+        copy = np.clip((matrix @ matrix.T - cfg.redundancy_cosine) / (1.0 - cfg.redundancy_cosine), 0.0, 1.0)
+        base = scores[pool]
+        red = np.zeros(len(pool), dtype=np.float64)
+        free = np.ones(len(pool), dtype=bool)
+        placed: list[int] = []
+        # Each placement can only lower what the others may reach, so scores stay sorted.
+        for _ in range(min(len(pool), 2 * k)):
+            j = int(np.argmax(np.where(free, base * (1.0 - cfg.diversity * red), -np.inf)))
+            placed.append(j)
+            free[j] = False
+            red = np.maximum(red, copy[j] * free)  # a placed memory keeps the redundancy it had
+        stepped = base * (1.0 - cfg.diversity * red)
+        others = np.flatnonzero(free)
+        placed += others[np.argsort(-stepped[others], kind='stable')].tolist()
+        redundancy[pool] = red
+        new_scores = scores.copy()
+        new_scores[pool] = stepped
+        in_pool = set(pool.tolist())
+        rest = np.asarray([i for i in order if i not in in_pool], dtype=np.int64)
+        return np.concatenate([pool[placed], rest]), new_scores, redundancy
+
+    def _distinct_head(self, ids: Sequence[int], order: npt.NDArray[np.int64], size: int
+                       ) -> tuple[list[int], list[npt.NDArray[np.float32]]]:
+        """Up to ``size`` positions of ``order``, best first, whose vectors differ, and those vectors.
+
+        A routine sentence logged a hundred times would otherwise fill the pool with
+        copies of itself; the scan stops after ``8 x size`` positions.
+        """
+        pool: list[int] = []
+        rows: list[npt.NDArray[np.float32]] = []
+        seen: set[bytes] = set()
+        for start in range(0, min(len(order), 8 * size), 2 * size):
+            chunk = order[start:start + 2 * size]
+            vectors = self.store.vectors(ids[i] for i in chunk)
+            for i in chunk:
+                vec = vectors.get(ids[i])
+                if vec is None or (key := vec.tobytes()) in seen:
+                    continue
+                seen.add(key)
+                pool.append(int(i))
+                rows.append(vec)
+                if len(pool) == size:
+                    return pool, rows
+        return pool, rows
 
     def seeds(self, q: Query) -> dict[int, float]:
         """The evidence of each recalled candidate: where spreading activation starts."""

@@ -26,7 +26,17 @@ class TextSearch(Connection):
         super().__init__(path, config=config)
 
     def fts_scored(self, match: str, *, limit: int, unit_filter: UnitFilter) -> list[tuple[int, float]]:
-        """(unit id, BM25 score > 0) of the best matches of an FTS5 MATCH expression, best first.
+        """(unit id, BM25 score > 0) of the best matches of an FTS5 MATCH expression, best first."""
+        return self.fts_window(match, limit=limit, unit_filter=unit_filter)[0]
+
+    def fts_window(self, match: str, *, limit: int, unit_filter: UnitFilter
+                   ) -> tuple[list[tuple[int, float]], dict[int, float]]:
+        """The best matches of an FTS5 MATCH expression, and the BM25 of every match ranked.
+
+        First: (unit id, BM25 score > 0) of the best ``limit`` visible matches, best first.
+        Second: the BM25 of each match this call ranked, visible or not: the lexical
+        evidence of candidates that other lists found, at no extra cost (asking FTS5 for
+        the score of given rowids scans every match of the query: 100 ms at 100k units).
 
         Ranking every match grows with the store (seconds for common words at 1M units),
         so only the newest ``max(10 x limit, 1000)`` matches are ranked (ranking is most
@@ -37,7 +47,7 @@ class TextSearch(Connection):
         newest matches counted are matches *of the filter*.
         """
         if limit <= 0:
-            return []
+            return [], {}
         scan = max(limit * 10, 1000)
         if unit_filter.narrows:
             cond, params = filter_sql(unit_filter)
@@ -46,7 +56,7 @@ class TextSearch(Connection):
                 f'WHERE units_fts MATCH ? AND {cond} ORDER BY f.rowid DESC LIMIT ?',
                 (match, *params, scan))
             rows.sort(key=lambda r: r[1])  # bm25: lower is better
-            return [(int(r[0]), -float(r[1])) for r in rows[:limit]]
+            return [(int(r[0]), -float(r[1])) for r in rows[:limit]], _scores(rows)
         rows = self.query('SELECT rowid, bm25(units_fts) FROM units_fts WHERE units_fts MATCH ? '
                           'ORDER BY rowid DESC LIMIT ?', (match, scan))
         rows.sort(key=lambda r: r[1])
@@ -62,7 +72,7 @@ class TextSearch(Connection):
                 (*(r[0] for r in chunk), *params))}
             visible += [(int(r[0]), -float(r[1])) for r in chunk if r[0] in shown]
             start, step = start + step, min(2 * step, 500)
-        return visible[:limit]
+        return visible[:limit], _scores(rows)
 
     def term_document_counts(self, words: Sequence[str]) -> tuple[dict[str, int], int]:
         """(index term -> number of units containing it, number of units) for ``words``.
@@ -114,3 +124,8 @@ class TextSearch(Connection):
             return {}
         return {str(t): int(n) for t, n in self._db.execute(
             f'SELECT term, doc FROM temp.units_fts_v WHERE term IN ({qmarks(len(terms))})', terms)}
+
+
+def _scores(rows: Sequence[tuple[int, float]]) -> dict[int, float]:
+    """Unit id -> BM25 (> 0) of FTS5 ``(rowid, bm25())`` rows."""
+    return {int(r[0]): -float(r[1]) for r in rows}
