@@ -153,13 +153,20 @@ def test_missing_llm_keeps_the_fast_path(tmp_path: Path, model_paths: object) ->
 
 def test_interpreter_is_tuned_for_latency(tmp_path: Path, model_paths: object) -> None:
     # Process-wide settings the node applies at configure (see node.tune_interpreter).
+    from threadpoolctl import threadpool_info, threadpool_limits
+
     switch, threshold = sys.getswitchinterval(), gc.get_threshold()
+    blas = {p['user_api']: p['num_threads'] for p in threadpool_info()}.get('blas')
     try:
         with running_node(tmp_path / 'mem', extra={'gil_switch_ms': 0.25, 'gc_gen0_threshold': 12345}):
             assert sys.getswitchinterval() == pytest.approx(0.00025)
             assert gc.get_threshold()[0] == 12345
             assert gc.get_freeze_count() > 0
+            # numpy's OpenBLAS: one thread for a query's small products.
+            assert all(p['num_threads'] == 1 for p in threadpool_info() if p['user_api'] == 'blas')
     finally:
         sys.setswitchinterval(switch)
         gc.set_threshold(*threshold)
         gc.unfreeze()
+        if blas is not None:
+            threadpool_limits(limits=blas, user_api='blas')

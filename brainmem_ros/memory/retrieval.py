@@ -345,8 +345,9 @@ class Retriever:
         pool = np.asarray(pool_list, dtype=np.int64)
         if len(pool) <= 1:
             return order, scores, redundancy
-        matrix = np.stack(rows).astype(np.float64)
-        copy = np.clip((matrix @ matrix.T - cfg.redundancy_cosine) / (1.0 - cfg.redundancy_cosine), 0.0, 1.0)
+        matrix = np.stack(rows)
+        copy = np.clip((matrix @ matrix.T).astype(np.float64) - cfg.redundancy_cosine, 0.0, None)
+        copy = np.minimum(1.0, copy / (1.0 - cfg.redundancy_cosine))
         base = scores[pool]
         red = np.zeros(len(pool), dtype=np.float64)
         free = np.ones(len(pool), dtype=bool)
