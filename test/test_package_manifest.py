@@ -19,6 +19,7 @@ KEYS = {
     'numpy': 'python3-numpy', 'yaml': 'python3-yaml', 'networkx': 'python3-networkx',
     'matplotlib': 'python3-matplotlib', 'zstandard': 'python3-zstandard', 'lz4': 'python3-lz4',
     'psycopg': 'python3-psycopg', 'psycopg_pool': 'python3-psycopg-pool',
+    'threadpoolctl': 'python3-threadpoolctl',
     'onnxruntime': 'python3-onnxruntime-pip', 'faiss': 'python3-faiss-cpu-pip',
     'tokenizers': 'python3-tokenizers-pip', 'spacy': 'python3-spacy-pip', 'rosbags': 'python3-rosbags-pip',
     'mcap': 'python3-mcap-pip', 'llama_cpp': 'python3-llama-cpp-python-pip',
