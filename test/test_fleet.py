@@ -261,6 +261,43 @@ def test_fleet_cache_answers_while_the_server_is_down(
     assert sync2.retrieve('is the lift in building B working?', scope='fleet').fleet_reached
 
 
+def test_fleet_caches_drop_what_its_owner_takes_back_or_deletes(
+        robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:
+    mem1, sync1 = robots('r1')
+    _mem2, sync2 = robots('r2')
+    lift = mem1.store('The lift in building B is out of order')
+    door = mem1.store('The east door sticks in wet weather')
+    nuts = mem1.store('The user in room 214 is allergic to nuts')
+    sync1.share([lift.id, door.id, nuts.id])
+    sync1.sync_once()
+    assert sync2.sync_once().received == 3 and sync2.stats().cached == 3
+
+    def cached() -> set[int]:
+        return {r[0] for r in sync2.mem.store_db.query('SELECT unit_id FROM fleet_cache')}  # type: ignore[union-attr]
+
+    assert cached() == {lift.id, door.id, nuts.id}
+    # Taken back on purpose, and deleted: both leave robot 2's cache at its next poll.
+    assert sync1.unshare([lift.id]) == 1
+    mem1.forget([nuts.id], mode='delete', confirm=True)
+    sync1.sync_once()
+    sync2.sync_once()
+    assert cached() == {door.id} and sync2.stats().cached == 1
+    answer = sync2.retrieve('is the lift in building B working?', scope='fleet')
+    assert answer.fleet_reached
+    assert all(r.memory.unit.id != lift.id for r in answer.results if r.robot_id == 'r1')
+    # The policy does not share a unit taken back when it changes; an explicit share does,
+    # and the old record of its unsharing does not drop it again.
+    mem1.reinforce([lift.id], reward=1.0)
+    sync1.sync_once()
+    sync2.sync_once()
+    assert lift.id not in cached()
+    sync1.share([lift.id])
+    sync1.sync_once()
+    sync2.sync_once()
+    sync2.sync_once()
+    assert cached() == {door.id, lift.id}
+
+
 def test_fleet_cache_is_bounded(robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:
     mem1, sync1 = robots('r1')
     _mem2, sync2 = robots('r2', cache_max=3, batch_size=2)
@@ -466,9 +503,9 @@ def test_migrations_from_each_version(pg: LocalPostgres) -> None:
 def test_outbox_tables_are_versioned(mem_factory: Callable[..., BrainMem], tmp_path: Path) -> None:
     mem = mem_factory(tmp_path / 'solo')
     OutboxStore(mem.store_db, max_pending=10)
-    assert mem.store_db.get_meta('fleet_schema_version') == '1'
+    assert mem.store_db.get_meta('fleet_schema_version') == '2'
     OutboxStore(mem.store_db, max_pending=10)  # reopening migrates nothing
     mem.store_db.set_meta('fleet_schema_version', '7')
     with pytest.raises(Exception, match='newer'):
         OutboxStore(mem.store_db, max_pending=10)
-    mem.store_db.set_meta('fleet_schema_version', '1')
+    mem.store_db.set_meta('fleet_schema_version', '2')

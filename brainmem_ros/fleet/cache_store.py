@@ -7,7 +7,8 @@ sender's vector; bounded by ``fleet.cache_max`` (the rows their owners sent long
 ago go first). Versioned apart from the memory schema (meta key
 ``fleet_cache_schema_version``); the poll cursor is the key (server ``updated_at`` as
 the server wrote it, robot id, unit id) of the last row received (meta key
-``fleet_cache_cursor``).
+``fleet_cache_cursor``), and the id of the last record of units their owners stopped
+sharing (``fleet_cache_unshared_cursor``): those units leave the cache.
 
 Recall over the cache is exact (every cached vector is compared: the cache is small
 by construction) with a word-overlap text score standing in for ``ts_rank_cd``.
@@ -30,6 +31,7 @@ VERSION_KEY = 'fleet_cache_schema_version'
 CACHE_VERSION = 1
 _CURSOR_KEY = 'fleet_cache_cursor'
 _SYNCED_KEY = 'fleet_cache_synced'
+_UNSHARED_KEY = 'fleet_cache_unshared_cursor'
 _WORD = re.compile(r'[^\W_]+', re.UNICODE)
 
 _SCHEMA_V1 = (
@@ -145,6 +147,27 @@ class CacheStore:
         with self.store.atomic() as db:
             db.executemany('DELETE FROM fleet_cache WHERE robot_id = ? AND unit_id = ?',
                            [(robot_id, int(u)) for u in unit_ids])
+
+    def unshared_cursor(self) -> int | None:
+        """The id of the last unshare record applied (None before the first poll)."""
+        value = self.store.get_meta(_UNSHARED_KEY, '')
+        return int(value) if value else None
+
+    def forget_unshared(self, records: Sequence[tuple[int, str, int]]) -> int:
+        """Drop the units of (record id, robot id, unit id) records and move the cursor past them.
+
+        One transaction: a crash leaves the cursor before the records (applying one
+        again is harmless). Returns the number of cached units dropped.
+        """
+        if not records:
+            return 0
+        with self.store.atomic() as db:
+            before = db.total_changes
+            db.executemany('DELETE FROM fleet_cache WHERE robot_id = ? AND unit_id = ?',
+                           [(rid, uid) for _, rid, uid in records if uid >= 0])
+            dropped = db.total_changes - before
+            self.store.set_meta(_UNSHARED_KEY, str(max(r[0] for r in records)))
+            return int(dropped)
 
     # -- recall ----------------------------------------------------------------------
 

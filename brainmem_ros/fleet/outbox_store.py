@@ -9,7 +9,9 @@ transactions), like the fact layer. Tables, versioned apart from the memory sche
   acknowledged yet, with the version to send; a newer change replaces the version,
   so the outbox holds at most one row per unit (bounded by ``outbox_max``);
 - ``fleet_outbox_reinforce``: rewards for other robots' units, keyed by a local
-  sequence number the server deduplicates on.
+  sequence number the server deduplicates on;
+- ``fleet_withheld``: units taken back explicitly, which the policy never shares again
+  (an explicit share does).
 
 A row leaves the outbox only after the server committed it, and only if its version
 did not change meanwhile: a crash at any point resends, and the server's upsert keyed
@@ -27,7 +29,7 @@ from brainmem_ros.fleet.pg_store import Reinforcement
 from brainmem_ros.memory.store import SqliteStore
 
 VERSION_KEY = 'fleet_schema_version'
-OUTBOX_VERSION = 1
+OUTBOX_VERSION = 2
 _SEQ_KEY = 'fleet_version_seq'
 _MARK_KEY = 'fleet_policy_mark'
 _CURSOR_KEY = 'fleet_reinforce_cursor'
@@ -41,7 +43,11 @@ _SCHEMA_V1 = (
     'CREATE TABLE IF NOT EXISTS fleet_outbox_reinforce (seq INTEGER PRIMARY KEY, robot_id TEXT NOT NULL, '
     'unit_id INTEGER NOT NULL, reward REAL NOT NULL, note TEXT NOT NULL, stamp REAL NOT NULL)',
 )
-_MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1,)
+# Version 2: units taken back explicitly (FleetSync.unshare).
+_SCHEMA_V2 = (
+    'CREATE TABLE IF NOT EXISTS fleet_withheld (unit_id INTEGER PRIMARY KEY, since REAL NOT NULL)',
+)
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1, _SCHEMA_V2)
 assert len(_MIGRATIONS) == OUTBOX_VERSION
 
 
@@ -90,17 +96,23 @@ class OutboxStore:
         self.store.set_meta(_SEQ_KEY, str(seq))
         return seq
 
-    def share(self, reasons: Sequence[tuple[int, str]], *, now: float, mark: int | None = None) -> int:
+    def share(self, reasons: Sequence[tuple[int, str]], *, now: float, mark: int | None = None,
+              explicit: bool = False) -> int:
         """Share units (id, reason) and queue them; returns how many the bound refused.
 
         Units already shared keep their reason and are queued again. ``mark``, when
         given, records in the same transaction that the policy has seen every unit
-        up to that id.
+        up to that id. Units taken back (:meth:`unshare` with ``withhold``) are left
+        out unless ``explicit``, which ends their withholding.
         """
         refused = 0
         with self.store.atomic() as db:
             pending = db.execute('SELECT COUNT(*) FROM fleet_outbox').fetchone()[0]
             for uid, reason in reasons:
+                if explicit:
+                    db.execute('DELETE FROM fleet_withheld WHERE unit_id = ?', (uid,))
+                elif db.execute('SELECT 1 FROM fleet_withheld WHERE unit_id = ?', (uid,)).fetchone():
+                    continue
                 queued = db.execute('SELECT 1 FROM fleet_outbox WHERE unit_id = ?', (uid,)).fetchone()
                 if queued is None and pending >= self.max_pending:
                     refused += 1
@@ -123,15 +135,24 @@ class OutboxStore:
                 self._queue(db, uid, 'upsert', now)
         return len(shared)
 
-    def unshare(self, unit_ids: Sequence[int], *, now: float) -> None:
-        """Stop sharing units (deleted, or taken back): the server removes their rows."""
+    def unshare(self, unit_ids: Sequence[int], *, now: float, withhold: bool = False) -> int:
+        """Stop sharing units (deleted, or taken back): the server removes their rows.
+
+        ``withhold``: the units were taken back on purpose, and the policy must not share
+        them again when they change. Returns how many shared units were taken back.
+        """
         shared = self.shared_among(unit_ids)
+        if withhold:
+            with self.store.atomic() as db:
+                db.executemany('INSERT OR IGNORE INTO fleet_withheld (unit_id, since) VALUES (?, ?)',
+                               [(int(uid), now) for uid in unit_ids])
         if not shared:
-            return
+            return 0
         with self.store.atomic() as db:
             for uid in sorted(shared):
                 db.execute('DELETE FROM fleet_shared WHERE unit_id = ?', (uid,))
                 self._queue(db, uid, 'unshare', now)
+        return len(shared)
 
     def _queue(self, db: sqlite3.Connection, uid: int, op: str, now: float) -> None:
         version = self._next_version()

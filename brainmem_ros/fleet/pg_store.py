@@ -213,14 +213,43 @@ class FleetClient:
             cur.executemany(sql, params)
         return len(rows)
 
-    def unshare_units(self, unit_ids: Sequence[int]) -> int:
-        """Remove this robot's rows (a unit deleted or no longer shared)."""
+    def unshare_units(self, unit_ids: Sequence[int], *, fleet_id: str) -> int:
+        """Remove this robot's rows (a unit deleted or no longer shared), and record it.
+
+        The record (``fleet_unshared``, ids only) lets the other robots drop the units
+        from their caches; one transaction, so a replay after a crash records nothing
+        twice (the rows are gone the second time). Returns the number of rows removed.
+        """
         if not unit_ids:
             return 0
         with self._conn() as conn, conn.transaction():
-            cur = conn.execute('DELETE FROM fleet_units WHERE robot_id = %s AND unit_id = ANY(%s)',
-                               (self.robot_id, list(unit_ids)))
-            return int(cur.rowcount)
+            gone = [int(r[0]) for r in conn.execute(
+                'DELETE FROM fleet_units WHERE robot_id = %s AND unit_id = ANY(%s) RETURNING unit_id',
+                (self.robot_id, list(unit_ids))).fetchall()]
+            if gone:
+                with conn.cursor() as cur:
+                    cur.executemany('INSERT INTO fleet_unshared (fleet_id, robot_id, unit_id) '
+                                    'VALUES (%s, %s, %s)', [(fleet_id, self.robot_id, uid) for uid in gone])
+            return len(gone)
+
+    def unshared_after(self, after_id: int | None, *, fleet_id: str, limit: int
+                       ) -> list[tuple[int, str, int]]:
+        """Other robots' units unshared after a record id: (record id, robot id, unit id), oldest first.
+
+        ``after_id`` None (a robot's first poll: nothing cached before it to drop) gives
+        no record, only where the next poll starts: ``[(newest id or 0, '', -1)]``. A
+        unit shared again since its record is left out (its row is back, newer).
+        """
+        with self._conn() as conn:
+            if after_id is None:
+                row = conn.execute('SELECT coalesce(max(id), 0) FROM fleet_unshared WHERE fleet_id = %s',
+                                   (fleet_id,)).fetchone()
+                return [(int(row[0]) if row else 0, '', -1)]
+            return [(int(r[0]), str(r[1]), int(r[2])) for r in conn.execute(
+                'SELECT t.id, t.robot_id, t.unit_id FROM fleet_unshared t WHERE t.fleet_id = %s '
+                'AND t.robot_id <> %s AND t.id > %s AND NOT EXISTS (SELECT 1 FROM fleet_units u '
+                'WHERE u.robot_id = t.robot_id AND u.unit_id = t.unit_id AND u.shared) '
+                'ORDER BY t.id LIMIT %s', (fleet_id, self.robot_id, after_id, limit)).fetchall()]
 
     def send_reinforcements(self, items: Sequence[tuple[int, Reinforcement]], *, fleet_id: str) -> int:
         """Insert (local_seq, reinforcement) pairs; a resent pair is a no-op."""

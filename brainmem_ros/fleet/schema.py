@@ -13,6 +13,9 @@ member of the NOLOGIN group ``brainmem_robots``. Row-level security on every tab
   robot's own, in its own fleet.
 - ``fleet_reinforcements``: read within the fleet; insert only as ``by_robot`` = self,
   only for units the robot can read.
+- ``fleet_unshared``: read within the fleet; insert only rows whose ``robot_id`` is the
+  robot's own. Ids only, no content: what a robot no longer shares is gone from the
+  server, and this record tells the others to drop it from their caches.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from brainmem_ros.fleet.errors import FleetSchemaError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 GROUP_ROLE = 'brainmem_robots'
 
 # Version 1: robots, their shared units (one row per robot and unit), RLS.
@@ -136,8 +139,30 @@ ALTER POLICY fleet_reinforcements_insert ON fleet_reinforcements
     WHERE u.robot_id = fleet_reinforcements.robot_id AND u.unit_id = fleet_reinforcements.unit_id));
 """
 
+# Version 4: a record of each unit a robot stopped sharing (unshared or deleted), ids only.
+# Subscribers read it after their cursor and drop those units from their caches; a row
+# deleted from fleet_units would otherwise stay in every cache that received it.
+SCHEMA_V4_UNSHARED = """
+CREATE TABLE fleet_unshared (
+  id bigserial PRIMARY KEY,
+  fleet_id text NOT NULL,
+  robot_id text NOT NULL,
+  unit_id bigint NOT NULL,
+  at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX fleet_unshared_fleet ON fleet_unshared (fleet_id, id);
+GRANT SELECT, INSERT ON fleet_unshared TO brainmem_robots;
+GRANT USAGE ON SEQUENCE fleet_unshared_id_seq TO brainmem_robots;
+ALTER TABLE fleet_unshared ENABLE ROW LEVEL SECURITY;
+CREATE POLICY fleet_unshared_read ON fleet_unshared FOR SELECT TO brainmem_robots
+  USING (fleet_id = (SELECT fleet_my_fleet()));
+CREATE POLICY fleet_unshared_insert ON fleet_unshared FOR INSERT TO brainmem_robots
+  WITH CHECK (robot_id = (SELECT fleet_my_robot()) AND fleet_id = (SELECT fleet_my_fleet()));
+"""
+
 # Ordered: MIGRATIONS[v] takes a database at version v to v + 1.
-MIGRATIONS: tuple[str, ...] = (SCHEMA_V1, SCHEMA_V2_REINFORCEMENTS, SCHEMA_V3_POLICY_INITPLANS)
+MIGRATIONS: tuple[str, ...] = (SCHEMA_V1, SCHEMA_V2_REINFORCEMENTS, SCHEMA_V3_POLICY_INITPLANS,
+                               SCHEMA_V4_UNSHARED)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _META = 'CREATE TABLE IF NOT EXISTS fleet_meta (key text PRIMARY KEY, value text NOT NULL)'

@@ -236,10 +236,22 @@ class FleetSync:
         mem, outbox = self._parts()
         units = mem.get(list(ids))
         refused = outbox.share([(u.id, share_reason(u, self.config, explicit=True)) for u in units],
-                               now=self.clock())
+                               now=self.clock(), explicit=True)
         self._refused += refused
         self._wake.set()
         return len(units) - refused
+
+    def unshare(self, ids: Sequence[int]) -> int:
+        """Take units back from the fleet; returns how many were shared.
+
+        The server drops their rows at the next sync and the other robots drop them
+        from their caches at their next poll; the policy does not share them again
+        when they change (an explicit :meth:`share` does).
+        """
+        _, outbox = self._parts()
+        taken = outbox.unshare(list(ids), now=self.clock(), withhold=True)
+        self._wake.set()
+        return taken
 
     def _apply_policy(self) -> int:
         """Look at units the policy has not seen; returns how many it shared."""
@@ -285,7 +297,7 @@ class FleetSync:
             gone = [p.unit_id for p in batch if p.op == 'unshare' or p.unit_id not in units]
             try:
                 self.client.upsert_units(rows, fleet_id=self.fleet_id)
-                self.client.unshare_units(gone)
+                self.client.unshare_units(gone, fleet_id=self.fleet_id)
             except FleetError:
                 outbox.attempted(batch)
                 raise
@@ -328,6 +340,10 @@ class FleetSync:
         """The subscription: other robots' shared units changed since the cursor, into the cache."""
         if self.cache is None:
             return 0
+        # Records of units taken back first: a unit taken back after them has no row any
+        # more, so the poll below cannot bring it back; one taken back later is in the
+        # next poll's records.
+        self._poll_unshared()
         received = 0
         after = self.cache.cursor()
         lookback = _LOOKBACK_S
@@ -336,14 +352,26 @@ class FleetSync:
                                              lookback_s=lookback, newest=self.config.cache_max)
             if not rows:
                 self.cache.put([], cursor=None, now=self.clock())
-                return received
+                break
             units = [_cached(r) for r in rows]
             after = (str(rows[-1][-1]), units[-1].robot_id, units[-1].unit_id)
             self.cache.put(units, cursor=after, now=self.clock())
             received += len(units)
             lookback = 0.0
             if len(rows) < self.config.batch_size:
-                return received
+                break
+        return received
+
+    def _poll_unshared(self) -> int:
+        """Drop from the cache what other robots stopped sharing since the last poll."""
+        assert self.cache is not None
+        dropped = 0
+        while records := self.client.unshared_after(self.cache.unshared_cursor(), fleet_id=self.fleet_id,
+                                                    limit=self.config.batch_size):
+            dropped += self.cache.forget_unshared(records)
+            if len(records) < self.config.batch_size:
+                break
+        return dropped
 
     # -- reinforcing and recalling ----------------------------------------------------
 
