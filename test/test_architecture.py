@@ -30,7 +30,6 @@ MAX_LINES = 400
 NOT_YET_SPLIT = frozenset({
     'brainmem_ros/encoders/parsed.py',
     'brainmem_ros/fleet/sync.py',
-    'brainmem_ros/memory/facts.py',
     'brainmem_ros/memory/index.py',
     'brainmem_ros/memory/retrieval.py',
     'brainmem_ros/ros/node.py',

@@ -10,7 +10,9 @@ A claim of the value already held confirms the fact; a different value closes it
 opens the next. Late, out-of-order observations land where their stamp puts them
 because the timeline is always the claims in time order, never the arrival order.
 
-Everything here is a pure rule over values; the SQL is in
+Everything here is a pure rule over values; names are matched by
+:mod:`brainmem_ros.memory.entity_names` (its names are importable from here too), the
+words the rules read are data (``brainmem_ros/data/fact_words.txt``), and the SQL is in
 :mod:`brainmem_ros.memory.fact_store`.
 
 >>> from brainmem_ros.memory.types import MemoryUnit, StateChange
@@ -23,12 +25,28 @@ Everything here is a pure rule over values; the SQL is in
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from brainmem_ros.memory.entity_names import (
+    DETERMINERS,
+    entity_key,
+    find_name,
+    name_words,
+    names_match,
+    singular,
+    text_words,
+)
 from brainmem_ros.memory.types import Entity, MemoryUnit, Pose, UnitType, normalise_name
+from brainmem_ros.memory.wordlists import word_list
+
+__all__ = [
+    'BEFORE_OFFSET_S', 'CONFIDENCE', 'CURRENT_FACTOR', 'HOLDER', 'LOCATION', 'NAMED_FACTOR',
+    'PLACE_ATTRIBUTES', 'POSITION', 'SIGHTING_RADIUS', 'STALE_FACTOR', 'Claim', 'Fact', 'FactLookup',
+    'answer_order', 'claims_of', 'entity_key', 'fact_factors', 'fact_of', 'fallback_locations',
+    'format_pose', 'names_match', 'runs', 'same_value', 'singular', 'timeline', 'value_key',
+]
 
 LOCATION = 'location'
 HOLDER = 'holder'
@@ -50,9 +68,9 @@ STALE_FACTOR = 0.75     # states only values that no longer hold (or not yet) th
 NAMED_FACTOR = 1.15     # states a value the query itself names
 
 _SPOKEN_TYPES = (UnitType.OBSERVATION, UnitType.ACTION, UnitType.OUTCOME)
-_POSSESSIVES = frozenset({'the', 'a', 'an', 'my', 'its', 'our', 'your', 'his', 'her', 'their',
-                          'this', 'that', 'these', 'those', 'some'})
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_COPULAS = word_list('fact_words.txt', 'copulas')
+_NEGATIONS = word_list('fact_words.txt', 'negations')
+_SPATIAL = word_list('fact_words.txt', 'spatial prepositions')
 
 
 @dataclass(frozen=True)
@@ -118,57 +136,7 @@ class FactLookup(Protocol):
         ...
 
 
-# -- names ---------------------------------------------------------------------------
-
-def singular(word: str) -> str:
-    """English noun singular by the regular suffix rules (keys → key, boxes → box)."""
-    if len(word) <= 3 or word.endswith(('ss', 'us', 'is')) or not word.endswith('s'):
-        return word
-    if word.endswith('ies') and len(word) > 4:
-        return word[:-3] + 'y'
-    if word.endswith(('ches', 'shes', 'xes', 'zes', 'sses')):
-        return word[:-2]
-    return word[:-1]
-
-
-def _words(name: str) -> list[str]:
-    words = _WORD.findall(normalise_name(name).replace('\u2019', "'"))
-    while words and words[0] in _POSSESSIVES:
-        words = words[1:]
-    return [w[:-2] if w.endswith("'s") else w for w in words]
-
-
-def entity_key(name: str) -> str:
-    """The key facts are filed under: case, articles, plural and modifier order removed.
-
-    The head noun (last word) is kept last and singular; the words before it are
-    sorted, so "the Blue Umbrellas" and "umbrella, blue" are the same thing.
-
-    >>> entity_key('The Blue Umbrellas'), entity_key('big red cup') == entity_key('red big cup')
-    ('blue umbrella', True)
-    """
-    words = _words(name)
-    if not words:
-        return ''
-    return ' '.join([*sorted(words[:-1]), singular(words[-1])])
-
-
-def names_match(query: str, key: str) -> bool:
-    """Whether a name as typed (``query``) refers to the entity filed under ``key``.
-
-    Equal keys match; so does a shorter name whose words are all in the key and that
-    names the key's head noun ("umbrella" → "blue umbrella", never "umbrella stand").
-    """
-    q = entity_key(query)
-    if not q or not key:
-        return False
-    if q == key:
-        return True
-    q_words, k_words = set(q.split()), key.split()
-    head = k_words[-1]
-    singular_q = {singular(w) for w in q_words}
-    return head in singular_q and singular_q <= {singular(w) for w in k_words}
-
+# -- values ----------------------------------------------------------------------------
 
 def value_key(attribute: str, value: str) -> str:
     """The comparable form of a value: places as entity keys, states lower-cased."""
@@ -224,12 +192,6 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
     return claims
 
 
-_COPULAS = frozenset({'is', 'are', 'was', 'were', "'s", 'sits', 'stands', 'lies', 'hangs'})
-_NEGATIONS = frozenset({'not', 'never', 'no', 'nowhere'})
-_SPATIAL = frozenset({'on', 'in', 'at', 'against', 'under', 'beside', 'behind', 'inside', 'near',
-                      'by', 'above', 'below', 'beneath', 'underneath', 'atop', 'onto', 'into'})
-
-
 def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str, str]]:
     """``(entity, place)`` for "X is [one verb-ing word] <spatial preposition> [the] Y".
 
@@ -245,10 +207,10 @@ def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str,
     ...                    [Entity('blue umbrella'), Entity('hallway')])
     []
     """
-    words = _WORD.findall(text.lower().replace('\u2019', "'"))
+    words = text_words(text)
     spans = []
     for entity in entities:
-        span = _find(words, _words(entity.name))
+        span = find_name(words, name_words(entity.name))
         if span is not None:
             spans.append((span[0], span[1], entity.name))
     spans.sort()
@@ -264,21 +226,10 @@ def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str,
             k += 1  # one participle or adverb
         if k >= len(words) or words[k] not in _SPATIAL:
             continue
-        after = [s for s in spans if s[0] > k and all(w in _POSSESSIVES for w in words[k + 1:s[0]])]
+        after = [s for s in spans if s[0] > k and all(w in DETERMINERS for w in words[k + 1:s[0]])]
         if after and after[0][2] != name:
             found.append((name, after[0][2]))
     return found
-
-
-def _find(words: Sequence[str], name: Sequence[str]) -> tuple[int, int] | None:
-    """First occurrence of ``name`` in ``words`` (the last word may be plural)."""
-    n = len(name)
-    if not n:
-        return None
-    for i in range(len(words) - n + 1):
-        if list(words[i:i + n - 1]) == list(name[:-1]) and singular(words[i + n - 1]) == singular(name[-1]):
-            return i, i + n
-    return None
 
 
 # -- timelines -------------------------------------------------------------------------

@@ -1,0 +1,90 @@
+"""Entity names as typed, and the key an entity is filed under.
+
+Facts are filed by :func:`entity_key` ("The Blue Umbrellas" and "umbrella, blue" are one
+entity); :func:`names_match` says whether a name as typed refers to a filed entity.
+Pure rules over strings; the determiners are data (``brainmem_ros/data/fact_words.txt``).
+
+>>> names_match('umbrellas', entity_key('the blue umbrella'))
+True
+>>> names_match('umbrella', entity_key('umbrella stand'))
+False
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from brainmem_ros.memory.types import normalise_name
+from brainmem_ros.memory.wordlists import word_list
+
+# Words that say whose or which thing, never what it is ("my keys" are the keys).
+DETERMINERS = word_list('fact_words.txt', 'determiners')
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def singular(word: str) -> str:
+    """English noun singular by the regular suffix rules (keys → key, boxes → box)."""
+    if len(word) <= 3 or word.endswith(('ss', 'us', 'is')) or not word.endswith('s'):
+        return word
+    if word.endswith('ies') and len(word) > 4:
+        return word[:-3] + 'y'
+    if word.endswith(('ches', 'shes', 'xes', 'zes', 'sses')):
+        return word[:-2]
+    return word[:-1]
+
+
+def text_words(text: str) -> list[str]:
+    """The lower-case words of ``text`` as names are matched in it (``'s`` kept on its word)."""
+    return _WORD.findall(text.lower().replace('\u2019', "'"))
+
+
+def name_words(name: str) -> list[str]:
+    """The words of an entity's name, leading determiners and possessive ``'s`` removed."""
+    words = _WORD.findall(normalise_name(name).replace('\u2019', "'"))
+    while words and words[0] in DETERMINERS:
+        words = words[1:]
+    return [w[:-2] if w.endswith("'s") else w for w in words]
+
+
+def find_name(words: Sequence[str], name: Sequence[str]) -> tuple[int, int] | None:
+    """First occurrence ``(start, end)`` of ``name`` in ``words`` (the last word may be plural)."""
+    n = len(name)
+    if not n:
+        return None
+    for i in range(len(words) - n + 1):
+        if list(words[i:i + n - 1]) == list(name[:-1]) and singular(words[i + n - 1]) == singular(name[-1]):
+            return i, i + n
+    return None
+
+
+def entity_key(name: str) -> str:
+    """The key facts are filed under: case, articles, plural and modifier order removed.
+
+    The head noun (last word) is kept last and singular; the words before it are
+    sorted, so "the Blue Umbrellas" and "umbrella, blue" are the same thing.
+
+    >>> entity_key('The Blue Umbrellas'), entity_key('big red cup') == entity_key('red big cup')
+    ('blue umbrella', True)
+    """
+    words = name_words(name)
+    if not words:
+        return ''
+    return ' '.join([*sorted(words[:-1]), singular(words[-1])])
+
+
+def names_match(query: str, key: str) -> bool:
+    """Whether a name as typed (``query``) refers to the entity filed under ``key``.
+
+    Equal keys match; so does a shorter name whose words are all in the key and that
+    names the key's head noun ("umbrella" → "blue umbrella", never "umbrella stand").
+    """
+    q = entity_key(query)
+    if not q or not key:
+        return False
+    if q == key:
+        return True
+    q_words, k_words = set(q.split()), key.split()
+    head = k_words[-1]
+    singular_q = {singular(w) for w in q_words}
+    return head in singular_q and singular_q <= {singular(w) for w in k_words}

@@ -1,0 +1,43 @@
+"""Entity names and the core's word lists (``brainmem_ros/data/fact_words.txt``)."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+from brainmem_ros.memory import entity_names, wordlists
+from brainmem_ros.memory.entity_names import entity_key, find_name, name_words, text_words
+from brainmem_ros.memory.types import Entity
+
+
+def test_docstring_examples_run() -> None:
+    for module in (entity_names, wordlists):
+        result = doctest.testmod(module)
+        assert result.attempted >= 1 and result.failed == 0, module.__name__
+
+
+def test_fact_words_sections() -> None:
+    sections = wordlists.sections('fact_words.txt')
+    assert set(sections) == {'determiners', 'copulas', 'negations', 'spatial prepositions'}
+    assert all(sections.values())
+    assert "'s" in sections['copulas'] and 'the' in sections['determiners']
+    with pytest.raises(KeyError, match='no section'):
+        wordlists.word_list('fact_words.txt', 'adverbs')
+
+
+def test_names_drop_determiners_and_possessive_s() -> None:
+    assert name_words("Those robot's keys") == ['robot', 'keys']
+    assert entity_key('my Keys') == entity_key('the key') == 'key'
+    words = text_words('The keys\u2019re on the two mugs.')
+    assert find_name(words, name_words('the mug')) == (5, 6)
+    assert find_name(words, []) is None
+
+
+def test_fallback_locations_read_the_word_lists() -> None:
+    from brainmem_ros.memory.facts import fallback_locations
+
+    things = [Entity('mug'), Entity('shelf')]
+    assert fallback_locations('The mug sits on their shelf.', things) == [('mug', 'shelf')]
+    assert fallback_locations('The mug is never on the shelf.', things) == []
+    assert fallback_locations('The mug is near the shelf.', things) == [('mug', 'shelf')]
