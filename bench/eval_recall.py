@@ -251,7 +251,10 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         'index has stemmed with FTS5\'s `porter` tokenizer since schema version 1, so stores need no '
         'migration; stop-words (the function words of `brainmem_ros/data/stopwords.txt`) are dropped '
         'from the query, and the query\'s terms go through the index\'s own tokenizer to find their '
-        'document counts;',
+        'document counts. A candidate of the vector or entity list that is not among the best '
+        f'{cfg.lexical_candidates} BM25 matches keeps the BM25 of the words it shares when the '
+        'lexical search ranked it (the newest matches it scans), so a memory close in meaning that '
+        'also holds the query\'s words is not outscored by shorter memories holding only the words;',
         '- **entity**: the IDF-weighted share of the query\'s known entities the memory mentions.',
         '',
         f'`evidence = {cfg.w_vector:.2f} vector + {cfg.w_lexical:.2f} lexical + {cfg.w_entity:.2f} entity` '
@@ -269,7 +272,16 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         'of similar memories (a month of the same routine) cannot lift each other over a better '
         'match. Among results, a text already returned is skipped (routine logs repeat sentences).',
         '',
-        '`score = relevance x prior`, with `prior = (1 + a (2 recency - 1)) (1 + b (importance / 5 - 1)) '
+        'Near-copies step back: among the best results (the first `max(4k, k + 60)` distinct '
+        'vectors), the top k are picked greedily by `score x (1 - diversity x redundancy)` '
+        '(maximal marginal relevance), where `redundancy` is how far the memory\'s cosine to one '
+        f'picked before it exceeds {cfg.redundancy_cosine}, scaled to [0, 1], and diversity = '
+        f'{cfg.diversity}. "Docked at the charging station; battery at 77 percent" and its hundred '
+        'siblings answer a question about the charging station once, and leave room for the memory '
+        'that says the station\'s cable is loose.',
+        '',
+        '`score = relevance x prior x (1 - diversity x redundancy)`, with '
+        '`prior = (1 + a (2 recency - 1)) (1 + b (importance / 5 - 1)) '
         '(1 + c (strength - 1)) (1 + d valence) (1 +- e)^n`, where the last factor comes from the facts of '
         'the query\'s entities (`facts.fact_factors`): a memory stating the value an entity has now (or '
         'had at `as_of`) steps up, one stating a value it no longer has steps back, once per entity. '
@@ -278,7 +290,8 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         f'refused); without facts the prior stays within [{low:.2f}, {high:.2f}]: '
         'it reorders near-ties and lifts a reinforced memory (strength up to 2) above its equals, '
         'but a memory with clearly more evidence stays first. Every result carries these parts '
-        '(`ScoreParts`: relevance, vector, lexical, entity, activation, recency, importance, prior) '
+        '(`ScoreParts`: relevance, vector, lexical, entity, activation, recency, importance, prior, '
+        'redundancy) '
         'and the path activation came by.',
         '',
         '## LoCoMo development split',
@@ -341,14 +354,16 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
             f'graph recall {np.mean([s["graph"] for s in multi]):.2f} vs vector '
             f'{np.mean([s["vector"] for s in multi]):.2f} over {len(multi)} cases.',
             '',
-            'What the misses have in common: the background holds near-paraphrases of the question '
-            '("Put the towel on the medicine cabinet" for "keep the medicine cold", "Vacuumed the '
-            'floor of the bathroom" for "something wet is on the floor") that plain vector search '
-            'ranks above the case\'s memory too (its column is 0 in all but one of them), or words of '
-            'the question that the routine repeats ("living room", "charge", "user"). The small suite '
+            'What the misses have in common: the answer shares no word with the question and the '
+            'encoder ranks routine memories above it too (its vector column is 0 in every miss): '
+            '"keep the medicine cold" finds "Put the towel on the medicine cabinet" before "I opened '
+            'the fridge", "hoover the living room" finds "Vacuumed the floor of the living room" and '
+            'other living-room routine before "The vacuum cleaner is stored under the stairs", and the '
+            'routine repeats the question\'s words ("tool shelf", "stove", "charging station", '
+            '"user", "car") in combinations that match it lexically. Multi-hop answers rise by '
+            'activation to at most 0.8 of what reaches them, below such matches. The small suite '
             'that CI runs has three known misses (`KNOWN_MISSES` in test/test_scenarios.py, strict '
-            'xfail): two of them miss here too, the chair passes here. This is the open part of the '
-            'recall work.',
+            'xfail). This is the open part of the recall work.',
             '',
             '| case | k | multi-hop | passes | graph recall@k | vector recall@k |',
             '|---|---|---|---|---|---|',
