@@ -32,7 +32,6 @@ NOT_YET_SPLIT = frozenset({
     'brainmem_ros/fleet/sync.py',
     'brainmem_ros/memory/index.py',
     'brainmem_ros/memory/retrieval.py',
-    'brainmem_ros/ros/node.py',
 })
 SQL_ALLOWED = ('brainmem_ros/memory/store/', 'brainmem_ros/fleet/', 'brainmem_ros/bags/storage_')
 # A statement's opening words, as SQL is written here (upper case).

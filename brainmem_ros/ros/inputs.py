@@ -1,0 +1,95 @@
+"""What the memory node reads from topics: observations, captions, poses, episode and goal.
+
+Topic callbacks only check and enqueue (:class:`~brainmem_ros.ros.ingest.IngestWorker`
+stores in batches); while the node is inactive input is counted and ignored, and an
+observation the memory would refuse is counted and logged, never fatal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
+from std_msgs.msg import String
+
+from brainmem_ros.errors import BrainMemError
+from brainmem_ros.memory.types import ObservationInput
+from brainmem_ros.msg import Observation
+from brainmem_ros.ros import convert
+from brainmem_ros.ros.node_base import MemoryNodeBase
+
+
+class InputCallbacks(MemoryNodeBase):
+    """The node's topic input callbacks."""
+
+    def _accepting(self) -> bool:
+        if self._active and self._ingest is not None:
+            return True
+        self._ignored_inactive += 1
+        self.get_logger().warning(f'topic input ignored while the node is inactive '
+                                  f'({self._ignored_inactive} so far)', throttle_duration_sec=5.0)
+        return False
+
+    def _refused(self, exc: BrainMemError) -> None:
+        if self._ingest is not None:
+            self._ingest.counters.refused += 1
+        self._ingest_warning(f'observation not stored: {exc}')
+
+    def observation_callback(self, msg: Observation) -> None:
+        """Queue an Observation message for storing."""
+        if not self._accepting():
+            return
+        try:
+            kwargs = convert.observation_kwargs(msg, episode_id=self.episode_id,
+                                                latest_pose=self._latest_pose, now=self.now(),
+                                                stamps=self._stamps)
+        except BrainMemError as exc:
+            self._refused(exc)
+            return
+        if self._ingest is not None:
+            self._ingest.put(ObservationInput(text=msg.text, **kwargs))
+
+    def _text_callback_for(self, topic: str) -> Callable[[String], None]:
+        return lambda msg: self.text_callback(msg, topic)
+
+    def text_callback(self, msg: String, topic: str) -> None:
+        """Queue a plain-text caption from one of ``text_topics``."""
+        if not self._accepting():
+            return
+        try:
+            now = self.now()
+        except BrainMemError as exc:
+            self._refused(exc)
+            return
+        if self._ingest is not None:
+            self._ingest.put(ObservationInput(text=msg.data, stamp=now, source=topic,
+                                              episode_id=self.episode_id, pose=self._latest_pose))
+
+    def message_lost_callback(self, event: Any) -> None:
+        """DDS dropped input messages (best effort, or a reader queue overrun): count, say so."""
+        self._lost_dds += int(event.total_count_change)  # summed over every input subscription
+        self._ingest_warning(f'{event.total_count_change} input message(s) lost by DDS '
+                             f'({event.total_count} in all): raise qos_depth')
+
+    def pose_callback(self, msg: PoseStamped | PoseWithCovarianceStamped) -> None:
+        """Remember the latest robot pose (attached to observations that carry none)."""
+        pose = msg.pose.pose if isinstance(msg, PoseWithCovarianceStamped) else msg.pose
+        try:
+            self._latest_pose = convert.pose_from_msg(pose, msg.header.frame_id)
+        except BrainMemError as exc:
+            self.get_logger().warning(f'pose ignored: {exc}', throttle_duration_sec=5.0)
+
+    def episode_callback(self, msg: String) -> None:
+        """Set the current episode (refused, with a warning, if Store would refuse it)."""
+        try:
+            self.episode_id = self._episode(msg.data)
+        except BrainMemError as exc:
+            self.get_logger().warning(f'episode ignored: {exc}', throttle_duration_sec=5.0)
+
+    def goal_callback(self, msg: String) -> None:
+        """Set the current goal (refused, with a warning, if Retrieve would refuse it)."""
+        try:
+            self.goal = self._goal(msg.data)
+        except BrainMemError as exc:
+            self.get_logger().warning(f'goal ignored: {exc}', throttle_duration_sec=5.0)
