@@ -19,9 +19,12 @@ setup(
     # The bag reader's typestore reads our .msg files from share/brainmem_ros/msg.
     data_files=[('share/brainmem_ros/msg', glob('msg/*.msg'))],
     python_requires='>=3.10',
+    # What brainmem_ros imports (package.xml declares the same for rosdep). The spaCy
+    # pipeline is loaded by name, not imported: requirements-nlp.txt installs it by hash.
     install_requires=['numpy', 'faiss-cpu', 'onnxruntime', 'tokenizers', 'PyYAML', 'rosbags', 'mcap',
-                      'zstandard', 'lz4', 'spacy>=3.8,<3.9'],
-    extras_require={'llm': ['llama-cpp-python']},
+                      'zstandard', 'lz4', 'spacy>=3.8,<3.9', 'threadpoolctl', 'networkx', 'matplotlib'],
+    # The LLM enrichment (encoders/llama.py) and the fleet tier (fleet/, PostgreSQL).
+    extras_require={'llm': ['llama-cpp-python'], 'fleet': ['psycopg[binary]', 'psycopg-pool']},
     entry_points={'console_scripts': [
         'brainmem = brainmem_ros.cli:main',
         'brainmem_node = brainmem_ros.ros.node:main',
