@@ -22,10 +22,8 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -33,110 +31,34 @@ import numpy.typing as npt
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import RetrievalConfig
+from brainmem_ros.memory.diversity import diversify
 from brainmem_ros.memory.fact_store import FactStore
 from brainmem_ros.memory.facts import fact_factors
 from brainmem_ros.memory.graph import Activation, spread
 from brainmem_ros.memory.index import VectorIndex
-from brainmem_ros.memory.lexicon import WORD, content_words, query_stopwords
-from brainmem_ros.memory.store import SqliteStore, UnitHead
-from brainmem_ros.memory.types import (
-    Edge,
-    Pose,
-    ScoredMemory,
-    ScoreParts,
-    UnitFilter,
-    UnitType,
-    normalise_name,
+from brainmem_ros.memory.lexicon import content_words
+from brainmem_ros.memory.query import (
+    MAX_TERMS,
+    Query,
+    entity_mentions,
+    fts_expression,
+    ideal_bm25,
+    idf,
+    passes,
+    same_text_key,
 )
+from brainmem_ros.memory.store import SqliteStore, UnitHead
+from brainmem_ros.memory.types import Edge, Pose, ScoredMemory, ScoreParts
 
-# Weight of each query part in the vector evidence: the query says what to recall;
-# the goal and the current state colour it.
-_PART_WEIGHTS = (1.0, 0.85, 0.6)
+# Query and its text helpers moved to memory.query; importers of this module keep them.
+__all__ = ['Candidates', 'Query', 'Retriever', 'entity_mentions', 'fts_expression']
+
 # An unfiltered vector search asks for this many more neighbours than it keeps:
 # derived units (reflections) and marginalized ones are dropped afterwards.
 _OVERSAMPLE = 1.25
 # Beyond ``filter_select_limit`` matching units, a filtered vector search asks the index
 # for this many times the candidates it needs and keeps those that pass.
 _BROAD_FILTER_OVERSAMPLE = 8
-# Content words of a query sent to the lexical index.
-_MAX_TERMS = 32
-
-
-@dataclass(frozen=True)
-class Query:
-    """A validated retrieval request."""
-
-    query: str
-    goal: str = ''
-    state: str = ''
-    top_k: int = 10
-    episode_id: str | None = None
-    types: frozenset[UnitType] | None = None
-    since: float | None = None
-    until: float | None = None
-    near: Pose | None = None
-    radius: float | None = None
-    include_marginalized: bool = False
-    as_of: float | None = None
-
-    @property
-    def parts(self) -> list[tuple[str, float]]:
-        """Non-empty (text, weight) parts of the query."""
-        return [(t, w) for t, w in zip((self.query, self.goal, self.state), _PART_WEIGHTS, strict=True)
-                if t.strip()]
-
-    @cached_property
-    def text(self) -> str:
-        """All parts as one text: what lexical and entity recall match."""
-        return ' '.join(t for t, _ in self.parts)
-
-    @cached_property
-    def entity_keys(self) -> list[str]:
-        """The entity keys the text may mention (entity recall and fact factors use them)."""
-        return entity_mentions(self.text)
-
-    @cached_property
-    def filter(self) -> UnitFilter:
-        """The filter the request's options make."""
-        return UnitFilter(episode_id=self.episode_id, types=self.types, since=self.since,
-                          until=self.until, as_of=self.as_of, near=self.near, radius=self.radius,
-                          include_marginalized=self.include_marginalized)
-
-
-def fts_expression(words: Sequence[str]) -> str:
-    """An FTS5 OR-query of ``words`` (each quoted: never FTS syntax)."""
-    return ' OR '.join('"' + w.replace('"', '') + '"' for w in words)
-
-
-def _idf(df: int, total: int) -> float:
-    """BM25's inverse document frequency (FTS5's formula)."""
-    return math.log(1.0 + (max(total, df) - df + 0.5) / (df + 0.5))
-
-
-def _ideal_bm25(counts: Mapping[str, int], total: int) -> float:
-    """The BM25 of a memory of average length holding each query term once.
-
-    Lexical evidence is BM25 over this, so a memory matching only the query's common
-    words scores low even when it is the best lexical match. Terms no memory holds are
-    left out (they cannot tell memories apart), but the ideal is never below the IDF of
-    a word only one memory holds: a query whose one known word is common ("the user")
-    has weak lexical evidence, however well a memory matches that word.
-    """
-    return max(sum(_idf(df, total) for df in counts.values()), _idf(1, total), 1e-9)
-
-
-def entity_mentions(text: str, max_words: int = 3) -> list[str]:
-    """Candidate entity keys in ``text``: its 1..3-word n-grams, normalised."""
-    stop = query_stopwords()
-    words = [w.lower() for w in WORD.findall(text)]
-    grams: list[str] = []
-    for n in range(max_words, 0, -1):
-        for i in range(len(words) - n + 1):
-            gram = words[i:i + n]
-            if gram[0] in stop or gram[-1] in stop:
-                continue
-            grams.append(normalise_name(' '.join(gram)))
-    return list(dict.fromkeys(g for g in grams if g))
 
 
 @dataclass
@@ -185,20 +107,20 @@ class Retriever:
         lexical: dict[int, float] = {}
         window: dict[int, float] = {}
         ideal = 1.0
-        words = [w for w in content_words(q.text) if len(w) > 2 or w.isdigit()][:_MAX_TERMS]
+        words = [w for w in content_words(q.text) if len(w) > 2 or w.isdigit()][:MAX_TERMS]
         if words and cfg.lexical_candidates:
             scored, window = self.store.fts_window(fts_expression(words), limit=cfg.lexical_candidates,
                                                    unit_filter=unit_filter)
             if scored:
-                ideal = _ideal_bm25(*self.store.term_document_counts(words))
+                ideal = ideal_bm25(*self.store.term_document_counts(words))
                 lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
         entity: dict[int, float] = {}
         counts = self.store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
         if counts:
             # Rare entities say more than common ones ("the user" is in every other memory).
             total = self.store.max_id()
-            weight = {k: _idf(n, total) for k, n in counts.items()}
-            mass = max(sum(weight.values()), _idf(1, total))  # as for BM25: see _ideal_bm25
+            weight = {k: idf(n, total) for k, n in counts.items()}
+            mass = max(sum(weight.values()), idf(1, total))  # as for BM25: see _ideal_bm25
             per_key = self.store.units_with_entities(list(counts), per_key=cfg.entity_candidates,
                                                      unit_filter=unit_filter)
             for key, ids in per_key.items():
@@ -246,7 +168,7 @@ class Retriever:
             # (Without a filter, derived types are dropped with everything else after
             # spreading: a reflection that matches may still pass activation to its evidence.)
             heads = self.store.unit_heads(best, with_pose=q.near is not None)
-            best = {uid: s for uid, s in best.items() if uid in heads and _passes(heads[uid], q)}
+            best = {uid: s for uid, s in best.items() if uid in heads and passes(heads[uid], q)}
         best.update(found)
         top = sorted(best, key=lambda i: -best[i])[:n]
         return {uid: best[uid] for uid in top}
@@ -289,7 +211,7 @@ class Retriever:
         for uid in evidence.keys() - activated.keys():
             activated[uid] = Activation(evidence[uid], (uid,))
         heads = [h for h in self.store.unit_heads(activated, with_pose=q.near is not None).values()
-                 if _passes(h, q, seeded=h.id in evidence)]
+                 if passes(h, q, seeded=h.id in evidence)]
         self._add_cosines(cosine, [h.id for h in heads], qvecs, weights)
         heads = [h for h in heads if h.id in cosine]
         if not heads:
@@ -301,7 +223,9 @@ class Retriever:
         # Best score first, newer id first among equals; only the top k leave as units.
         order = np.lexsort((-np.fromiter((h.id for h in heads), dtype=np.int64, count=len(heads)),
                             -scores))
-        order, scores, redundancy = self._diversify([h.id for h in heads], order, scores, q.top_k)
+        order, scores, redundancy = diversify([h.id for h in heads], order, scores, q.top_k,
+                                              diversity=cfg.diversity, threshold=cfg.redundancy_cosine,
+                                              vectors=self.store.vectors)
         results: list[ScoredMemory] = []
         seen: set[str] = set()
         # A month of routine logs the same sentence many times; the planner gains nothing
@@ -311,7 +235,7 @@ class Retriever:
             units = self.store.get_units(heads[i].id for i in chunk)
             for i in chunk:
                 unit = units.get(heads[i].id)
-                if unit is None or (key := _same_text_key(unit.text)) in seen:
+                if unit is None or (key := same_text_key(unit.text)) in seen:
                     continue
                 seen.add(key)
                 results.append(ScoredMemory(unit=unit, score=float(scores[i]),
@@ -320,77 +244,6 @@ class Retriever:
                 if len(results) == q.top_k:
                     return results
         return results
-
-    def _diversify(self, ids: Sequence[int], order: npt.NDArray[np.int64], scores: npt.NDArray[np.float64],
-                   k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """Reorder the head of ``order`` so that near-copies of better memories step back.
-
-        A month of routine logs the same sentence with one word changed hundreds of
-        times ("Docked at the charging station; battery at 77 percent"); each copy
-        matches a question as well as the others, and together they fill the top k with
-        one piece of information. Greedily (maximal marginal relevance), each next memory
-        is the one with the best ``score x (1 - diversity x redundancy)``, where redundancy
-        is how far its cosine to a memory already placed exceeds ``redundancy_cosine``,
-        scaled to [0, 1]. The best ``k + 60`` distinct vectors (at least ``4k``) take part,
-        ``2k`` of them are placed so, the others follow by their stepped-back score; exact
-        copies (the same vector: text duplicates, skipped later) and the rest keep their
-        order after them. Returns the new order, the scores (stepped back) and each
-        memory's redundancy.
-        """
-        cfg = self.config
-        redundancy = np.zeros(len(scores), dtype=np.float64)
-        if cfg.diversity <= 0.0 or len(order) <= 1:
-            return order, scores, redundancy
-        pool_list, rows = self._distinct_head(ids, order, max(4 * k, k + 60))
-        pool = np.asarray(pool_list, dtype=np.int64)
-        if len(pool) <= 1:
-            return order, scores, redundancy
-        matrix = np.stack(rows)
-        copy = np.clip((matrix @ matrix.T).astype(np.float64) - cfg.redundancy_cosine, 0.0, None)
-        copy = np.minimum(1.0, copy / (1.0 - cfg.redundancy_cosine))
-        base = scores[pool]
-        red = np.zeros(len(pool), dtype=np.float64)
-        free = np.ones(len(pool), dtype=bool)
-        placed: list[int] = []
-        # Each placement can only lower what the others may reach, so scores stay sorted.
-        for _ in range(min(len(pool), 2 * k)):
-            j = int(np.argmax(np.where(free, base * (1.0 - cfg.diversity * red), -np.inf)))
-            placed.append(j)
-            free[j] = False
-            red = np.maximum(red, copy[j] * free)  # a placed memory keeps the redundancy it had
-        stepped = base * (1.0 - cfg.diversity * red)
-        others = np.flatnonzero(free)
-        placed += others[np.argsort(-stepped[others], kind='stable')].tolist()
-        redundancy[pool] = red
-        new_scores = scores.copy()
-        new_scores[pool] = stepped
-        in_pool = set(pool.tolist())
-        rest = np.asarray([i for i in order if i not in in_pool], dtype=np.int64)
-        return np.concatenate([pool[placed], rest]), new_scores, redundancy
-
-    def _distinct_head(self, ids: Sequence[int], order: npt.NDArray[np.int64], size: int
-                       ) -> tuple[list[int], list[npt.NDArray[np.float32]]]:
-        """Up to ``size`` positions of ``order``, best first, whose vectors differ, and those vectors.
-
-        A routine sentence logged a hundred times would otherwise fill the pool with
-        copies of itself; the scan stops after ``8 x size`` positions.
-        """
-        pool: list[int] = []
-        rows: list[npt.NDArray[np.float32]] = []
-        seen: set[bytes] = set()
-        for start in range(0, min(len(order), 8 * size), 2 * size):
-            chunk = order[start:start + 2 * size]
-            vectors = self.store.vectors(ids[i] for i in chunk)
-            for i in chunk:
-                vec = vectors.get(ids[i])
-                if vec is None or (key := vec.tobytes()) in seen:
-                    continue
-                seen.add(key)
-                pool.append(int(i))
-                rows.append(vec)
-                if len(pool) == size:
-                    return pool, rows
-        return pool, rows
 
     def seeds(self, q: Query) -> dict[int, float]:
         """The evidence of each recalled candidate: where spreading activation starts."""
@@ -497,35 +350,8 @@ class _Scale:
                 + self.w_entity * self.entity(uid))
 
 
-def _same_text_key(text: str) -> str:
-    """Texts equal up to case, spacing and punctuation share this key."""
-    return ' '.join(w.lower() for w in WORD.findall(text))
-
-
 def _path(activation: Activation, uid: int) -> tuple[int, ...]:
     return activation.path if activation.path and activation.path[-1] == uid else (uid,)
-
-
-def _passes(unit: UnitHead, q: Query, *, seeded: bool = True) -> bool:
-    """The filter, checked exactly on a unit (pose distance, marginalization)."""
-    if unit.type not in q.filter.allowed_types:
-        return False
-    if q.episode_id is not None and unit.episode_id != q.episode_id:
-        return False
-    if q.since is not None and unit.stamp < q.since:
-        return False
-    if q.until is not None and unit.stamp > q.until:
-        return False
-    if q.as_of is not None:
-        if unit.stamp > q.as_of or unit.valid_from > q.as_of:
-            return False
-        if unit.valid_until is not None and unit.valid_until <= q.as_of:
-            return False
-    if q.near is not None and q.radius is not None:
-        if unit.pose is None or unit.pose.distance(q.near) > q.radius:
-            return False
-    # Marginalized units stay reachable through the graph, not through recall.
-    return not (unit.marginalized and seeded and not q.include_marginalized)
 
 
 def _relevances(qvecs: npt.NDArray[np.float32], weights: Sequence[float],
