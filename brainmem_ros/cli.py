@@ -26,8 +26,6 @@ from typing import Any
 
 from brainmem_ros.errors import BrainMemError
 
-OFFLINE = ('export', 'viz')
-
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface (every sub-command is documented in the README)."""
