@@ -21,31 +21,26 @@ keeps what is waiting, bounded by ``outbox_max``.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 
 from brainmem_ros.errors import BrainMemError, InvalidInputError, StoreError
-from brainmem_ros.fleet.cache_store import CachedUnit, CacheStore
+from brainmem_ros.fleet.cache_store import CacheStore
 from brainmem_ros.fleet.config import FleetConfig
 from brainmem_ros.fleet.credentials import read_password
 from brainmem_ros.fleet.errors import FleetError, FleetUnavailableError
-from brainmem_ros.fleet.fusion import Recall, RecallResult, merge
 from brainmem_ros.fleet.outbox_store import OutboxStore, Pending
-from brainmem_ros.fleet.pg_store import FleetClient, FleetRow, RecallFilter, Reinforcement
+from brainmem_ros.fleet.pg_store import FleetClient, Reinforcement
 from brainmem_ros.fleet.policy import share_reason
+from brainmem_ros.fleet.recall import FleetRecaller
+from brainmem_ros.fleet.rows import cached_unit, to_row
 from brainmem_ros.memory.brainmem import BrainMem
-from brainmem_ros.memory.fleet_recall import ScopedResults
-from brainmem_ros.memory.types import ORDINARY_TYPES, MemoryEvent, MemoryUnit, UnitType
+from brainmem_ros.memory.types import MemoryEvent
 
 _log = logging.getLogger(__name__)
-SCOPES = ('local', 'fleet')
 # Events after which a unit's shared state (or the policy's verdict) may have changed.
 _CHANGE_EVENTS = frozenset({'merged', 'enriched', 'reinforced', 'marginalized', 'restored', 'protected',
                             'unprotected', 'superseded'})
@@ -95,21 +90,7 @@ def client_from_config(config: FleetConfig) -> FleetClient:
                        statement_timeout_ms=config.statement_timeout_ms, ssl=ssl)
 
 
-def _row(unit: MemoryUnit, version: int, vector: np.ndarray) -> FleetRow:
-    pose = unit.pose
-    return FleetRow(
-        unit_id=unit.id, version=version, stamp=unit.stamp, type=unit.type.value,
-        episode_id=unit.episode_id, source=unit.source, text=unit.text,
-        entity_names=' '.join(e.name for e in unit.entities),
-        entities=json.dumps([[e.name, e.type, [list(a) for a in e.attributes]] for e in unit.entities]),
-        state_changes=json.dumps([[c.object, c.attribute, c.before, c.after] for c in unit.state_changes]),
-        outcome=unit.outcome.value, importance=unit.importance, strength=unit.strength,
-        valence=unit.valence, marginalized=unit.marginalized, vector=vector,
-        pose=None if pose is None else json.dumps([pose.x, pose.y, pose.z, pose.qx, pose.qy, pose.qz,
-                                                   pose.qw, pose.frame]))
-
-
-class FleetSync:
+class FleetSync(FleetRecaller):
     """Shares a robot's memories with its fleet and recalls the fleet's."""
 
     def __init__(self, config: FleetConfig, *, client: FleetClient | None = None,
@@ -292,7 +273,7 @@ class FleetSync:
             upserts = [p for p in batch if p.op == 'upsert']
             units = mem.store_db.get_units([p.unit_id for p in upserts])
             vectors = mem.store_db.vectors(list(units))
-            rows = [_row(units[p.unit_id], p.version, vectors[p.unit_id])
+            rows = [to_row(units[p.unit_id], p.version, vectors[p.unit_id])
                     for p in upserts if p.unit_id in units and p.unit_id in vectors]
             gone = [p.unit_id for p in batch if p.op == 'unshare' or p.unit_id not in units]
             try:
@@ -353,7 +334,7 @@ class FleetSync:
             if not rows:
                 self.cache.put([], cursor=None, now=self.clock())
                 break
-            units = [_cached(r) for r in rows]
+            units = [cached_unit(r) for r in rows]
             after = (str(rows[-1][-1]), units[-1].robot_id, units[-1].unit_id)
             self.cache.put(units, cursor=after, now=self.clock())
             received += len(units)
@@ -389,66 +370,6 @@ class FleetSync:
         self._wake.set()
         return len(ids)
 
-    def retrieve(self, query: str, *, scope: str = 'local', top_k: int | None = None,
-                 **kwargs: Any) -> Recall:
-        """Local recall, plus (scope 'fleet') the fleet's shared memories merged in.
-
-        Keyword arguments are those of :meth:`BrainMem.retrieve`. When the server
-        cannot be reached in time, the answer holds the local results and says so.
-        """
-        mem, _ = self._parts()
-        if scope not in SCOPES:
-            msg = f'scope must be one of: {", ".join(SCOPES)}, got {scope!r}'
-            raise InvalidInputError(msg)
-        local = mem.retrieve(query, top_k=top_k, **kwargs)
-        own = [RecallResult(m, '', 0.0) for m in local]
-        if scope == 'local':
-            return Recall(own, scope, False, '')
-        k = top_k or mem.config.retrieval.default_top_k
-        text = ' '.join(t for t in (query, kwargs.get('goal') or '', kwargs.get('state') or '') if t)
-        vector = mem.embedder.embed([text])[0]
-        types = kwargs.get('types')
-        allowed = sorted(UnitType.parse(t).value for t in types) if types else \
-            sorted(t.value for t in ORDINARY_TYPES)
-        since, until = kwargs.get('since'), kwargs.get('until')
-        recall_filter = RecallFilter(types=tuple(allowed), since=_seconds(since), until=_seconds(until),
-                                     include_marginalized=bool(kwargs.get('include_marginalized')))
-        try:
-            hits = self.client.recall(vector, text, limit=self.config.recall_candidates,
-                                      recall_filter=recall_filter)
-        except FleetError as exc:
-            self._failed(exc)
-            cached = self.cache.recall(vector, text, me=self.config.robot_id,
-                                       limit=self.config.recall_candidates,
-                                       recall_filter=recall_filter) if self.cache is not None else []
-            if not cached:
-                return Recall(own, scope, False, f'fleet not reached, local results only: {exc}')
-            synced = self.cache.counts().synced if self.cache is not None else 0.0
-            results = merge(local, self._best_own(local, vector), cached, mem.config.retrieval,
-                            top_k=k, now=self.clock(), cached=True)
-            when = time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(synced)) if synced else 'never'
-            return Recall(results, scope, False,
-                          f'fleet not reached, local results and the fleet cache (last synced {when}): {exc}',
-                          cached=True)
-        self._connected = True
-        results = merge(local, self._best_own(local, vector), hits, mem.config.retrieval, top_k=k,
-                        now=self.clock())
-        return Recall(results, scope, True, '')
-
-    def retrieve_fleet(self, query: str, **kwargs: Any) -> ScopedResults:
-        """The :class:`FleetRecall` seam: ``BrainMem.retrieve(..., scope='fleet')``."""
-        recall = self.retrieve(query, scope='fleet', **kwargs)
-        return ScopedResults([r.memory for r in recall.results], scope='fleet',
-                             robot_ids=[r.robot_id for r in recall.results],
-                             shared_at=[r.shared_at for r in recall.results],
-                             cached=[r.cached for r in recall.results], fleet_reached=recall.fleet_reached,
-                             from_cache=recall.cached, note=recall.note)
-
-    def _best_own(self, local: Sequence[Any], vector: np.ndarray) -> float | None:
-        mem, _ = self._parts()
-        own_vectors = mem.store_db.vectors([m.unit.id for m in local])
-        return max((float(np.dot(v, vector)) for v in own_vectors.values()), default=None)
-
     def stats(self) -> FleetStats:
         """Outbox sizes, counters and the last error."""
         counts = self.outbox.counts() if self.outbox is not None else None
@@ -460,25 +381,3 @@ class FleetSync:
             received_reinforcements=self._received, refused=self._refused, errors=self._errors,
             last_sync=self._last_sync, last_error=self._last_error,
             cached=cache.units if cache else 0, cache_synced=cache.synced if cache else 0.0)
-
-
-def _cached(row: Sequence[Any]) -> CachedUnit:
-    """A row of :meth:`FleetClient.changes_after` as the cache keeps it."""
-    def text(value: Any) -> str:
-        return value if isinstance(value, str) else json.dumps(value)
-
-    return CachedUnit(
-        robot_id=str(row[0]), unit_id=int(row[1]), stamp=float(row[2]), type=str(row[3]),
-        episode_id=str(row[4]), source=str(row[5]), text=str(row[6]), entities=text(row[7]),
-        state_changes=text(row[8]), outcome=str(row[9]), importance=float(row[10]),
-        strength=float(row[11]), valence=float(row[12]), pose=None if row[13] is None else text(row[13]),
-        marginalized=bool(row[14]), updated=float(row[15]), entity_names=str(row[16]),
-        vector=np.asarray(json.loads(row[17]), dtype=np.float32))
-
-
-def _seconds(value: Any) -> float | None:
-    if value is None:
-        return None
-    if hasattr(value, 'timestamp'):
-        return float(value.timestamp())
-    return float(value)
