@@ -287,6 +287,7 @@ def setup_fleet(pg: LocalPostgres, dbname: str, robots: Sequence[str], *, fleet_
 
     pg.create_database(dbname)
     secrets_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    options = {'sslmode': 'disable', 'dsn': pg.robot_conninfo(dbname), **options}
     configs: dict[str, FleetConfig] = {}
     with psycopg.connect(pg.admin_conninfo(dbname), autocommit=True) as conn:
         migrate(conn, dim=dim)
@@ -294,6 +295,5 @@ def setup_fleet(pg: LocalPostgres, dbname: str, robots: Sequence[str], *, fleet_
             password = secrets.token_urlsafe(24)
             provision_robot(conn, robot, fleet_id=fleet_id, password=password)
             cred = write_password(secrets_dir / f'{robot}.password', password)
-            configs[robot] = FleetConfig(enabled=True, robot_id=robot, dsn=pg.robot_conninfo(dbname),
-                                         credentials_file=str(cred), sslmode='disable', **options)
+            configs[robot] = FleetConfig(enabled=True, robot_id=robot, credentials_file=str(cred), **options)
     return configs
