@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from brainmem_ros.msg import Observation
+from brainmem_ros.srv import Retrieve, Stats, Store
+from rosutil import call, running_node, wait_for
 
 from brainmem_ros.fleet.config import FleetConfig
 from brainmem_ros.fleet.local_server import LocalPostgres, missing_reason, setup_fleet
 from brainmem_ros.fleet.sync import FleetSync
 from brainmem_ros.memory import BrainMem
-from brainmem_ros.msg import Observation
-from brainmem_ros.srv import Retrieve, Stats, Store
-from rosutil import call, running_node, wait_for
 
 pytestmark = [pytest.mark.ros,
               pytest.mark.skipif(bool(missing_reason()), reason=missing_reason() or 'server available')]
@@ -81,9 +81,11 @@ def test_node_shares_recalls_and_learns_from_its_fleet(pg: LocalPostgres, tmp_pa
             assert wait_for(lambda: 'r2' in fleet_hits().robot_ids, timeout=30)
             answer = fleet_hits()
             assert answer.success and answer.fleet_reached
-            mine = [m.unit.id for m, rid in zip(answer.memories, answer.robot_ids, strict=True) if rid == 'r2']
+            pairs = zip(answer.memories, answer.robot_ids, strict=True)
+            mine = [m.unit.id for m, rid in pairs if rid == 'r2']
             assert mine == [door.id]
-            local = call(client, Retrieve, 'retrieve', Retrieve.Request(query='does the east door stick?', top_k=5))
+            local = call(client, Retrieve, 'retrieve',
+                         Retrieve.Request(query='does the east door stick?', top_k=5))
             assert set(local.robot_ids) <= {''} and door.text not in [m.unit.text for m in local.memories]
             stats = call(client, Stats, 'stats', Stats.Request())
             fleet = json.loads(stats.details_json)['fleet']
