@@ -136,6 +136,7 @@ def render() -> str:
     add(_index_section(res, sizes))
     add(_peers_section(res, sizes))
     add(_whatif_section(res))
+    add(_fleet_section())
     add(PROPOSALS)
     _plots(res)
     return '\n'.join(out)
@@ -596,6 +597,20 @@ def _whatif_section(res: dict[str, Any]) -> str:
             'what it replaced. Bounded lexical recall (BM25 over the FTS5 matches among the newest '
             '50k units) was the prototype of the shipped newest-matches window; on top of it, it '
             'now costs time and recall.\n')
+
+
+def _fleet_section() -> str:
+    """The fleet benchmark's figures, as ``python -m bench.fleet`` last wrote them in docs/fleet.md."""
+    fleet = DOCS / 'fleet.md'
+    text = fleet.read_text() if fleet.exists() else ''
+    begin, end = '<!-- bench.fleet begin -->', '<!-- bench.fleet end -->'
+    if begin not in text or end not in text:
+        return '## Fleet recall and sync\n\nNot measured yet: `python -m bench.fleet`.\n'
+    block = text[text.index(begin) + len(begin):text.index(end)].strip()
+    return ('## Fleet recall and sync\n\nFleet recall over a real PostgreSQL with pgvector (row-level '
+            'security on) holding the shared memories of 10 simulated robots, and the outbox drain of '
+            'a real robot memory (`bench/fleet.py`, part of `make bench`; its reading and history are '
+            'in [fleet.md](fleet.md#benchmark)).\n\n' + block + '\n')
 
 
 def _plots(res: dict[str, Any]) -> None:
