@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import psycopg
 
+from bench.dbfile import file_rows
 from brainmem_ros.fleet.local_server import LocalPostgres, setup_fleet
 from brainmem_ros.fleet.pg_store import FleetRow, RecallFilter
 from brainmem_ros.fleet.sync import FleetSync, client_from_config
@@ -122,7 +123,8 @@ def _sync(cfg: object, work: Path, count: int) -> str:
                  for i in range(count)]
         for start in range(0, count, 256):
             mem.store_many(items[start:start + 256])
-        ids = [int(r[0]) for r in mem.store_db.query("SELECT id FROM units WHERE type = 'observation'")]
+        ids = [int(r[0]) for r in file_rows(mem.store_db.path,
+                                            "SELECT id FROM units WHERE type = 'observation'")]
         t0 = time.perf_counter()
         sync.share(ids)
         queued_s = time.perf_counter() - t0

@@ -38,6 +38,7 @@ from bench.common import (
     table,
 )
 from bench.corpus import Corpus, CorpusUnit, queries
+from bench.dbfile import file_rows
 from bench.enrichment_latency import SlowLlm
 from brainmem_ros.encoders.base import Embedder, Insight, Relation
 from brainmem_ros.memory import BrainMem
@@ -383,7 +384,7 @@ def consolidation(store: Path, embedder: Embedder, corpus: Corpus, n: int) -> di
     with BrainMem.open(store, embedder=embedder) as mem:
         _wait_for_graph(mem)
         tune_interpreter()
-        last = float(mem.store_db.query('SELECT MAX(stamp) FROM units')[0][0])
+        last = float(file_rows(mem.store_db.path, 'SELECT MAX(stamp) FROM units')[0][0])
         mem.store_db.set_meta('last_consolidation', repr(last))
         t = time.perf_counter()
         daily = mem.consolidate(now=last + 86400.0)

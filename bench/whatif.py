@@ -28,6 +28,7 @@ import numpy as np
 
 from bench.common import copy_store, ensure_store, load_embedder, record, summary_ms, table
 from bench.corpus import Corpus, queries
+from bench.dbfile import file_rows
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory import BrainMem, MemoryConfig
 from brainmem_ros.memory.adjacency import Adjacency
@@ -53,14 +54,15 @@ def edges_batched(store: SqliteStore, ids: Sequence[int], *, fanout: int) -> dic
     for start in range(0, len(id_list), 400):
         chunk = id_list[start:start + 400]
         marks = ','.join('?' * len(chunk))
-        rows = store.query(
-            'SELECT u, src, dst, kind, weight FROM ('
-            ' SELECT u, src, dst, kind, weight,'
-            '  ROW_NUMBER() OVER (PARTITION BY u ORDER BY weight DESC, src, dst, kind) AS rn FROM ('
-            f'  SELECT src AS u, src, dst, kind, weight FROM edges WHERE src IN ({marks})'
-            f'  UNION ALL SELECT dst AS u, src, dst, kind, weight FROM edges WHERE dst IN ({marks})))'
-            ' WHERE rn <= ?', (*chunk, *chunk, fanout))
-        for u, s, d, k, w in rows:
+        with store.reading() as db:
+            found = db.execute(
+                'SELECT u, src, dst, kind, weight FROM ('
+                ' SELECT u, src, dst, kind, weight,'
+                '  ROW_NUMBER() OVER (PARTITION BY u ORDER BY weight DESC, src, dst, kind) AS rn FROM ('
+                f'  SELECT src AS u, src, dst, kind, weight FROM edges WHERE src IN ({marks})'
+                f'  UNION ALL SELECT dst AS u, src, dst, kind, weight FROM edges WHERE dst IN ({marks})))'
+                ' WHERE rn <= ?', (*chunk, *chunk, fanout)).fetchall()
+        for u, s, d, k, w in found:
             out[u].append(Edge(s, d, EdgeKind(k), w))
     return out
 
@@ -75,9 +77,11 @@ def light_units(store: SqliteStore, ids: Sequence[int]) -> dict[int, MemoryUnit]
     id_list = list(dict.fromkeys(int(i) for i in ids))
     for start in range(0, len(id_list), 500):
         chunk = id_list[start:start + 500]
+        with store.reading() as db:
+            found = db.execute(f'SELECT {_LIGHT} FROM units WHERE id IN ({",".join("?" * len(chunk))})',
+                               chunk).fetchall()
         for (uid, stamp, utype, episode, importance, strength, valence, last_access, marg,
-             valid_from, valid_until, frame, x, y) in store.query(
-                f'SELECT {_LIGHT} FROM units WHERE id IN ({",".join("?" * len(chunk))})', chunk):
+             valid_from, valid_until, frame, x, y) in found:
             out[uid] = MemoryUnit(id=uid, stamp=stamp, text='', type=UnitType(utype), episode_id=episode,
                                   importance=importance, strength=strength, valence=valence,
                                   last_access=last_access, marginalized=bool(marg),
@@ -100,10 +104,11 @@ def windowed_fts(store: SqliteStore) -> Any:
                ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         cond = '' if unit_filter.include_marginalized else 'AND u.marginalized = 0'
         floor = store.max_id() - LEXICAL_WINDOW
-        best = [(r[0], -r[1]) for r in store.query(
-            f'SELECT f.rowid, bm25(units_fts) FROM units_fts f JOIN units u ON u.id = f.rowid '
-            f'WHERE units_fts MATCH ? AND f.rowid > ? {cond} ORDER BY bm25(units_fts) LIMIT ?',
-            (match, floor, limit))]
+        with store.reading() as db:
+            best = [(r[0], -r[1]) for r in db.execute(
+                f'SELECT f.rowid, bm25(units_fts) FROM units_fts f JOIN units u ON u.id = f.rowid '
+                f'WHERE units_fts MATCH ? AND f.rowid > ? {cond} ORDER BY bm25(units_fts) LIMIT ?',
+                (match, floor, limit)).fetchall()]
         return best, dict(best)
     return search
 
@@ -120,7 +125,7 @@ def retrieve_variants(store: Path, embedder: Embedder) -> dict[str, Any]:
     # at open: timed on its own, and the same object serves the shipped variants.
     config = MemoryConfig.from_mapping({'links.in_memory_graph': False})
     with BrainMem.open(store, config, embedder=embedder) as mem:
-        now = float(mem.store_db.query('SELECT MAX(stamp) FROM units')[0][0]) + 3600.0
+        now = float(file_rows(mem.store_db.path, 'SELECT MAX(stamp) FROM units')[0][0]) + 3600.0
         sqlite_edges = mem.retriever
         shipped_fts = mem.store_db.fts_window
         t = time.perf_counter()

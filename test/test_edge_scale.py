@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dbfile import file_rows
 from test_adjacency import QUERIES, TEXTS, add_units, assert_same, random_edges
 
 from brainmem_ros.memory import BrainMem, Edge, EdgeKind, MemoryConfig, dynamics
@@ -30,7 +31,7 @@ def effective(store: SqliteStore) -> dict[tuple[int, int, str], float]:
 
 
 def stored(store: SqliteStore) -> dict[tuple[int, int, str], float]:
-    return {(s, d, k): w for s, d, k, w in store.query('SELECT src, dst, kind, weight FROM edges')}
+    return {(s, d, k): w for s, d, k, w in file_rows(store.path, 'SELECT src, dst, kind, weight FROM edges')}
 
 
 def fill(mem: BrainMem) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dbfile import file_rows
 
 from brainmem_ros.encoders.parsed import HELD, SpacyExtractor
 from brainmem_ros.errors import InvalidInputError
@@ -299,7 +300,7 @@ def test_old_stores_are_migrated_without_loss(mem_factory: Any, tmp_path: Path) 
 
     reopened: BrainMem = mem_factory(path)
     assert reopened.store_db.get_meta(REBUILD_KEY) == ''
-    assert int(reopened.store_db.query('PRAGMA user_version')[0][0]) == 2
+    assert int(file_rows(reopened.store_db.path, 'PRAGMA user_version')[0][0]) == 2
     assert {u.id: u.text for u in reopened.get(list(range(1, 4)))} == before
     assert all(u.valid_until is None for u in reopened.get(list(range(1, 4))))
     assert [(f.attribute, f.value, f.valid_from, f.valid_until, f.evidence)

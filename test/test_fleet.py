@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from dbfile import file_rows
 
 from brainmem_ros.errors import ConfigError, InvalidInputError
 from brainmem_ros.fleet.config import FleetConfig
@@ -273,7 +274,7 @@ def test_fleet_caches_drop_what_its_owner_takes_back_or_deletes(
     assert sync2.sync_once().received == 3 and sync2.stats().cached == 3
 
     def cached() -> set[int]:
-        return {r[0] for r in sync2.mem.store_db.query('SELECT unit_id FROM fleet_cache')}  # type: ignore[union-attr]
+        return {r[0] for r in file_rows(sync2.mem.store_db.path, 'SELECT unit_id FROM fleet_cache')}  # type: ignore[union-attr]
 
     assert cached() == {lift.id, door.id, nuts.id}
     # Taken back on purpose, and deleted: both leave robot 2's cache at its next poll.
@@ -311,7 +312,7 @@ def test_fleet_cache_is_bounded(robots: Callable[..., tuple[BrainMem, FleetSync]
     sync2.sync_once()  # pages of 2 through the 4 new rows (and the lookback)
     assert sync2.stats().cached == 3
     assert sync2.cache is not None
-    kept = {r[0] for r in sync2.mem.store_db.query('SELECT unit_id FROM fleet_cache')}  # type: ignore[union-attr]
+    kept = {r[0] for r in file_rows(sync2.mem.store_db.path, 'SELECT unit_id FROM fleet_cache')}  # type: ignore[union-attr]
     assert kept == {u.id for u in later[1:]}  # the oldest sent go first
     # A robot's first poll starts at the time of the cache_max-th newest row (the
     # four later rows were sent in one transaction: one time), not at the beginning.
@@ -356,7 +357,7 @@ def test_brainmem_scope_fleet_without_a_fleet(mem_factory: Callable[..., BrainMe
 
 
 _CHILD = textwrap.dedent('''
-    import os, signal, sys
+    import os, signal, sqlite3, sys
     from brainmem_ros.fleet.config import FleetConfig
     from brainmem_ros.fleet.sync import FleetSync
     from brainmem_ros.memory import BrainMem
@@ -381,8 +382,10 @@ _CHILD = textwrap.dedent('''
         sync.reinforce('r2', [1, 2, 3], reward=0.5)
     sync.sync_once()
     print('drained', sync.stats().pending)
-    print('units', ','.join(str(r[0]) for r in mem.store_db.query(
+    db = sqlite3.connect(mem.store_db.path.resolve().as_uri() + '?mode=ro', uri=True)
+    print('units', ','.join(str(r[0]) for r in db.execute(
         "SELECT id FROM units WHERE type = 'observation' ORDER BY id")))
+    db.close()
 ''')
 
 

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import pytest
+from dbfile import file_rows
 
 from brainmem_ros.errors import BrainMemError
 from brainmem_ros.memory import BrainMem
@@ -33,9 +34,9 @@ def test_everything_queued_is_stored_in_order_and_bad_items_are_refused(mem_fact
     assert worker.counters.stored == 118
     assert worker.counters.refused == 2 and worker.counters.dropped == 0
     assert len(warnings) == 2 and all('not stored' in w for w in warnings)
-    rows = mem.store_db.query("SELECT text FROM units WHERE episode_id = 'ingest' ORDER BY id")
+    stored = file_rows(mem.store_db.path, "SELECT text FROM units WHERE episode_id = 'ingest' ORDER BY id")
     expected = [it.text for i, it in enumerate(items) if i not in (7, 50)]
-    assert [r[0] for r in rows] == expected  # two threads, still the arrival order
+    assert [r[0] for r in stored] == expected  # two threads, still the arrival order
 
 
 def test_prepare_overlaps_commit(mem_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dbfile import file_rows
 
 from brainmem_ros.errors import InvalidInputError, UnknownIdError
 from brainmem_ros.memory import BrainMem, EdgeKind, MemoryConfig, Pose, UnitType
@@ -192,17 +193,20 @@ def test_truncated_database_is_refused_not_recreated(mem_factory: Any, tmp_path:
 def test_retrieve_records_access_without_weakening_durability(mem_factory: Any, tmp_path: Path) -> None:
     mem = mem_factory(tmp_path / 'touch')
     unit = mem.store('The spare batteries are in the hallway cupboard.', stamp=100.0)
-    assert mem.store_db.query('SELECT access_count FROM units WHERE id = ?', (unit.id,))[0][0] == 0
+    assert file_rows(mem.store_db.path, 'SELECT access_count FROM units WHERE id = ?', (unit.id,))[0][0] == 0
     hits = mem.retrieve('where are the spare batteries?')
     assert unit.id in [h.unit.id for h in hits]
-    count, last = mem.store_db.query('SELECT access_count, last_access FROM units WHERE id = ?',
-                                     (unit.id,))[0]
+    count, last = file_rows(mem.store_db.path, 'SELECT access_count, last_access FROM units WHERE id = ?',
+                            (unit.id,))[0]
     assert count == 1 and last > 100.0
-    # Access statistics commit without their own fsync; everything after them still has one.
-    assert mem.store_db.query('PRAGMA synchronous')[0][0] == 2  # FULL
+    # Access statistics commit without their own fsync; everything after them still has one
+    # (a setting of the store's own connection).
+    with mem.store_db.reading() as db:
+        assert db.execute('PRAGMA synchronous').fetchone()[0] == 2  # FULL
     mem.close()
     reopened = mem_factory(tmp_path / 'touch')
-    assert reopened.store_db.query('SELECT access_count FROM units WHERE id = ?', (unit.id,))[0][0] == 1
+    assert file_rows(reopened.store_db.path, 'SELECT access_count FROM units WHERE id = ?',
+                     (unit.id,))[0][0] == 1
 
 
 def test_reflection_creates_insights_linked_to_their_evidence(mem_factory: Any) -> None:
@@ -210,11 +214,13 @@ def test_reflection_creates_insights_linked_to_their_evidence(mem_factory: Any) 
     for i in range(30):
         mem.store(f'The dishwasher in the kitchen failed to start on attempt {i}.', stamp=1_000.0 + 60 * i,
                   episode_id='dishes', importance=8.0)
-    rows = mem.store_db.query("SELECT id, text FROM units WHERE type = 'reflection' ORDER BY id")
-    assert rows, 'no reflection after 240 points of importance (threshold 150)'
-    assert any('dishwasher' in text for _, text in rows)
-    for uid, _ in rows:
-        evidence = mem.store_db.query(
+    reflections = file_rows(mem.store_db.path,
+                            "SELECT id, text FROM units WHERE type = 'reflection' ORDER BY id")
+    assert reflections, 'no reflection after 240 points of importance (threshold 150)'
+    assert any('dishwasher' in text for _, text in reflections)
+    for uid, _ in reflections:
+        evidence = file_rows(
+            mem.store_db.path,
             "SELECT u.type FROM edges e JOIN units u ON u.id = e.dst WHERE e.src = ? AND e.kind = 'evidence'",
             (uid,))
         assert evidence and all(t == 'observation' for (t,) in evidence)

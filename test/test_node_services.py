@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from dbfile import file_rows
 
 pytest.importorskip('rclpy')
 
@@ -145,7 +146,7 @@ def test_missing_llm_keeps_the_fast_path(tmp_path: Path, model_paths: object) ->
         assert node.mem.enrichment.wait_idle(30)
         unit = node.mem.get([resp.id])[0]
         assert unit.enrichment.value == 'failed'
-        note = node.mem.store_db.query('SELECT enrichment_note FROM units WHERE id = ?', (resp.id,))
+        note = file_rows(node.mem.store_db.path, 'SELECT enrichment_note FROM units WHERE id = ?', (resp.id,))
         assert 'no.gguf' in note[0][0]
         hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='milk', top_k=1))
         assert hits.success and hits.memories[0].unit.id == resp.id

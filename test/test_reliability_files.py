@@ -46,7 +46,7 @@ def make_store(path: Path, embedder: Any, texts: list[str] = TEXTS) -> dict[int,
 
 def top_text(mem: BrainMem, query: str) -> str:
     hits = mem.retrieve(query, top_k=3)
-    known = {r[0] for r in mem.store_db.query('SELECT id FROM units')}
+    known = set(mem.store_db.all_ids())
     assert {h.unit.id for h in hits} <= known
     return hits[0].unit.text
 
@@ -236,9 +236,10 @@ def test_corrupted_pages_give_errors_not_answers(tmp_path: Path, embedder: Any) 
                 assert str(exc).startswith('memory store read failed: ')
                 continue
             assert {h.unit.text for h in hits} <= set(texts)
-        with pytest.raises(StoreError, match='memory store read failed: .*malformed'):
-            mem.store_db.query('SELECT COUNT(*), SUM(LENGTH(text)) FROM units')
-            mem.store_db.query('SELECT COUNT(*), SUM(LENGTH(vector)) FROM vectors')
+        with pytest.raises(StoreError, match='memory store read failed: .*malformed'), \
+                mem.store_db.reading() as conn:
+            conn.execute('SELECT COUNT(*), SUM(LENGTH(text)) FROM units').fetchall()
+            conn.execute('SELECT COUNT(*), SUM(LENGTH(vector)) FROM vectors').fetchall()
 
 
 def run_node_once(data: Path, log: Path) -> subprocess.CompletedProcess[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dbfile import file_rows
 
 from brainmem_ros.errors import InvalidInputError
 from brainmem_ros.memory import BrainMem
@@ -115,5 +116,5 @@ def test_hard_delete_needs_confirmation(tmp_path: Path, embedder: Any) -> None:
         assert mem.stats().units == 1
         assert mem.forget([unit.id], mode='delete', confirm=True) == [unit.id]
         assert mem.stats().units == 0
-        rows = mem.store_db.query("SELECT COUNT(*) FROM units_fts WHERE units_fts MATCH 'wifi'")
-        assert rows[0][0] == 0  # gone from the full-text index too
+        found = file_rows(mem.store_db.path, "SELECT COUNT(*) FROM units_fts WHERE units_fts MATCH 'wifi'")
+        assert found[0][0] == 0  # gone from the full-text index too

@@ -184,10 +184,11 @@ class CacheStore:
         if recall_filter.until is not None:
             conds.append('stamp <= ?')
             params.append(recall_filter.until)
-        rows = self.store.query(
-            'SELECT robot_id, unit_id, stamp, type, episode_id, source, text, entities, state_changes, '
-            'outcome, importance, strength, valence, pose, marginalized, updated, vector, entity_names '
-            f'FROM fleet_cache WHERE {" AND ".join(conds)}', params)
+        with self.store.reading() as db:
+            rows = db.execute(
+                'SELECT robot_id, unit_id, stamp, type, episode_id, source, text, entities, state_changes, '
+                'outcome, importance, strength, valence, pose, marginalized, updated, vector, entity_names '
+                f'FROM fleet_cache WHERE {" AND ".join(conds)}', params).fetchall()
         if not rows:
             return []
         matrix = np.stack([np.frombuffer(r[16], dtype=np.float32) for r in rows])
@@ -205,5 +206,6 @@ class CacheStore:
 
     def counts(self) -> CacheCounts:
         """How many units the cache holds, and when it last received."""
-        units = int(self.store.query('SELECT COUNT(*) FROM fleet_cache')[0][0])
+        with self.store.reading() as db:
+            units = int(db.execute('SELECT COUNT(*) FROM fleet_cache').fetchone()[0])
         return CacheCounts(units, float(self.store.get_meta(_SYNCED_KEY, '0')))

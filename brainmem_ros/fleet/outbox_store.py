@@ -1,8 +1,8 @@
 """The fleet outbox's SQL, in the robot's own SQLite (``memory.db``).
 
-Named operations over a :class:`SqliteStore` (its connection, its lock, its
-transactions), like the fact layer. Tables, versioned apart from the memory schema
-(meta key ``fleet_schema_version``):
+Named operations over a :class:`SqliteStore` (its connection, its lock: its
+transactions for writes, :meth:`~SqliteStore.reading` for reads), like the fact layer.
+Tables, versioned apart from the memory schema (meta key ``fleet_schema_version``):
 
 - ``fleet_shared``: the units this robot shares, and why;
 - ``fleet_outbox``: one row per shared unit whose current state the server has not
@@ -167,8 +167,10 @@ class OutboxStore:
         out: set[int] = set()
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            rows = self.store.query(
-                f'SELECT unit_id FROM fleet_shared WHERE unit_id IN ({",".join("?" * len(chunk))})', chunk)
+            with self.store.reading() as db:
+                rows = db.execute(
+                    f'SELECT unit_id FROM fleet_shared WHERE unit_id IN ({",".join("?" * len(chunk))})',
+                    chunk).fetchall()
             out.update(int(r[0]) for r in rows)
         return out
 
@@ -182,15 +184,19 @@ class OutboxStore:
 
     def unit_ids_after(self, mark: int, *, limit: int) -> list[int]:
         """Unit ids above ``mark``, ascending (what the policy has not seen yet)."""
-        return [int(r[0]) for r in self.store.query(
-            'SELECT id FROM units WHERE id > ? ORDER BY id LIMIT ?', (mark, limit))]
+        with self.store.reading() as db:
+            rows = db.execute('SELECT id FROM units WHERE id > ? ORDER BY id LIMIT ?',
+                              (mark, limit)).fetchall()
+        return [int(r[0]) for r in rows]
 
     # -- draining --------------------------------------------------------------------
 
     def pending(self, *, limit: int) -> list[Pending]:
         """The oldest queued units."""
-        return [Pending(int(u), int(v), str(o)) for u, v, o in self.store.query(
-            'SELECT unit_id, version, op FROM fleet_outbox ORDER BY version LIMIT ?', (limit,))]
+        with self.store.reading() as db:
+            rows = db.execute('SELECT unit_id, version, op FROM fleet_outbox ORDER BY version LIMIT ?',
+                              (limit,)).fetchall()
+        return [Pending(int(u), int(v), str(o)) for u, v, o in rows]
 
     def sent(self, items: Sequence[Pending]) -> None:
         """The server committed these versions: drop them unless a newer one was queued."""
@@ -220,10 +226,12 @@ class OutboxStore:
 
     def pending_reinforcements(self, *, limit: int) -> list[tuple[int, Reinforcement]]:
         """Queued rewards, oldest first, with their sequence numbers."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                'SELECT seq, robot_id, unit_id, reward, note, stamp FROM fleet_outbox_reinforce '
+                'ORDER BY seq LIMIT ?', (limit,)).fetchall()
         return [(int(seq), Reinforcement(0, r, int(u), '', float(w), n, float(s)))
-                for seq, r, u, w, n, s in self.store.query(
-                    'SELECT seq, robot_id, unit_id, reward, note, stamp FROM fleet_outbox_reinforce '
-                    'ORDER BY seq LIMIT ?', (limit,))]
+                for seq, r, u, w, n, s in rows]
 
     def reinforcements_sent(self, seqs: Sequence[int]) -> None:
         """The server has these rewards."""
@@ -242,7 +250,8 @@ class OutboxStore:
 
     def counts(self) -> OutboxCounts:
         """How many units are shared and waiting, and how many rewards wait."""
-        shared, pending, rewards = self.store.query(
-            'SELECT (SELECT COUNT(*) FROM fleet_shared), (SELECT COUNT(*) FROM fleet_outbox), '
-            '(SELECT COUNT(*) FROM fleet_outbox_reinforce)')[0]
+        with self.store.reading() as db:
+            shared, pending, rewards = db.execute(
+                'SELECT (SELECT COUNT(*) FROM fleet_shared), (SELECT COUNT(*) FROM fleet_outbox), '
+                '(SELECT COUNT(*) FROM fleet_outbox_reinforce)').fetchone()
         return OutboxCounts(int(shared), int(pending), int(rewards))

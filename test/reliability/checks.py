@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from dbfile import file_rows
 
 DB = 'memory.db'
 
@@ -58,7 +59,7 @@ def index_problems(mem: Any) -> list[str]:
     neighbours, and the index must hold nothing else.
     """
     db = mem.store_db
-    active = [r[0] for r in db.query('SELECT id FROM units WHERE marginalized = 0 ORDER BY id')]
+    active = [r[0] for r in file_rows(db.path, 'SELECT id FROM units WHERE marginalized = 0 ORDER BY id')]
     problems: list[str] = []
     if len(mem.index) != len(active):
         problems.append(f'index holds {len(mem.index)} vectors, the store has {len(active)} active units')

@@ -2,7 +2,9 @@
 
 One connection guarded by one re-entrant lock: the node serves callbacks from
 several threads, and SQLite allows a single writer anyway. Every write happens
-inside :meth:`Connection.atomic`, so a unit acknowledged to a caller is on disk.
+inside :meth:`Connection.atomic`, so a unit acknowledged to a caller is on disk;
+storage layers with tables of their own in this file read them inside
+:meth:`Connection.reading`.
 
 Faults surface as :class:`StoreError` with SQLite's reason (disk full, read-only
 file system, malformed file), never as a raw ``sqlite3`` exception. A data
@@ -261,16 +263,12 @@ class Connection:
     def integrity_problems(self, *, quick: bool = False) -> list[str]:
         """What ``PRAGMA integrity_check`` (or ``quick_check``) finds; [] when intact."""
         pragma = 'quick_check' if quick else 'integrity_check'
-        rows = self.query(f'PRAGMA {pragma}')
+        rows = self._query(f'PRAGMA {pragma}')
         found = [str(r[0]) for r in rows]
         return [] if found == ['ok'] else found
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run a read statement under the lock.
-
-        For storage layers that keep tables of their own in this file (the fleet's
-        outbox and cache) and for tests; the memory core calls named methods only.
-        """
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one read statement, under the lock (for this package's modules only)."""
         with self._lock:
             try:
                 return self._db.execute(sql, params).fetchall()
@@ -278,11 +276,38 @@ class Connection:
                 msg = f'memory store read failed: {exc}'
                 raise StoreError(msg) from None
 
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The store's own connection for reads, under its lock: the read side of :meth:`atomic`.
+
+        For storage layers that keep tables of their own in this file (the fleet's
+        outbox and cache); the memory core calls named methods. No other thread
+        commits while the block runs; inside a transaction the block sees its writes.
+        Rows must be fetched inside the block. Writes are refused there
+        (``PRAGMA query_only``), and SQLite failures leave as :class:`StoreError`.
+        """
+        with self._lock:
+            try:
+                guard = not self._db.execute('PRAGMA query_only').fetchone()[0]
+                if guard:
+                    self._db.execute('PRAGMA query_only = ON')
+            except sqlite3.Error as exc:
+                msg = f'memory store read failed: {exc}'
+                raise StoreError(msg) from None
+            try:
+                yield self._db
+            except sqlite3.Error as exc:
+                msg = f'memory store read failed: {exc}'
+                raise StoreError(msg) from None
+            finally:
+                if guard:
+                    self._db.execute('PRAGMA query_only = OFF')
+
     # -- meta ------------------------------------------------------------------------
 
     def get_meta(self, key: str, default: str = '') -> str:
         """A value of the meta table."""
-        rows = self.query('SELECT value FROM meta WHERE key = ?', (key,))
+        rows = self._query('SELECT value FROM meta WHERE key = ?', (key,))
         return str(rows[0][0]) if rows else default
 
     def set_meta(self, key: str, value: str) -> None:

@@ -27,7 +27,7 @@ class UnitDynamics(Connection):
     def unprotected_stamps(self, lo: int, hi: int) -> list[tuple[int, float]]:
         """(id, stamp) of the unprotected units with ``lo < id <= hi``."""
         with self._lock:
-            return [(int(u), float(s)) for u, s in self.query(
+            return [(int(u), float(s)) for u, s in self._query(
                 'SELECT id, stamp FROM units WHERE protected = 0 AND id > ? AND id <= ?', (lo, hi))]
 
     def decay_each(self, factors: Sequence[tuple[int, float]], *, access_gain: float, cap: float) -> None:
@@ -66,12 +66,12 @@ class UnitDynamics(Connection):
 
         One aggregate over the primary key range: every Store asks it.
         """
-        newest, total = self.query('SELECT max(id), total(importance) FROM units WHERE id > ? AND type != ?',
+        newest, total = self._query('SELECT max(id), total(importance) FROM units WHERE id > ? AND type != ?',
                                    (after, skip_type))[0]
         return (None if newest is None else int(newest)), float(total)
 
     def newest_ids(self, after: int, upto: int, *, skip_type: str, limit: int) -> list[int]:
         """The ``limit`` newest ids in ``after < id <= upto`` not of ``skip_type``, oldest first."""
-        rows = self.query('SELECT id FROM units WHERE id > ? AND id <= ? AND type != ? '
+        rows = self._query('SELECT id FROM units WHERE id > ? AND id <= ? AND type != ? '
                           'ORDER BY id DESC LIMIT ?', (after, upto, skip_type, limit))
         return [int(r[0]) for r in reversed(rows)]

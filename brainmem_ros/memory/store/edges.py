@@ -68,7 +68,7 @@ class EdgeRows(EdgeWatching):
             params = self.edge_scale().params
             pick = 'weight' if stored else 'eff'
             for uid in dict.fromkeys(ids):
-                rows = self.query(
+                rows = self._query(
                     f'SELECT src, dst, kind, {pick} FROM ('
                     f' SELECT src, dst, kind, weight, {EFFECTIVE_SQL} AS eff FROM edges WHERE src = ?'
                     f' UNION ALL SELECT src, dst, kind, weight, {EFFECTIVE_SQL} FROM edges WHERE dst = ?'
@@ -78,7 +78,7 @@ class EdgeRows(EdgeWatching):
 
     def association_edges(self, lo: int, hi: int) -> int:
         """Number of association (scaled) edges with ``lo <= src < hi``."""
-        return int(self.query(f'SELECT COUNT(*) FROM edges WHERE src >= ? AND src < ? '
+        return int(self._query(f'SELECT COUNT(*) FROM edges WHERE src >= ? AND src < ? '
                               f'AND kind NOT IN {STRUCTURAL_SQL}', (lo, hi))[0][0])
 
     def prune_edges(self, lo: int, hi: int, *, below: float, limit: int) -> int:
@@ -96,13 +96,13 @@ class EdgeRows(EdgeWatching):
 
     def max_edge_src(self) -> int:
         """The largest source id of any edge (0 without edges)."""
-        return int(self.query('SELECT COALESCE(MAX(src), 0) FROM edges')[0][0])
+        return int(self._query('SELECT COALESCE(MAX(src), 0) FROM edges')[0][0])
 
     def connected_units(self, lo: int, hi: int, *, low: float, high: float,
                         limit: int) -> list[tuple[int, int]]:
         """(edges, id) of the ``limit`` active, unprotected units with ``lo < id <= hi`` and a
         strength in [low, high] that touch most edges (more edges first, then smaller ids)."""
-        return [(int(c), int(u)) for c, u in self.query(
+        return [(int(c), int(u)) for c, u in self._query(
             'SELECT (SELECT COUNT(*) FROM edges WHERE src = u.id)'
             ' + (SELECT COUNT(*) FROM edges WHERE dst = u.id AND src != u.id) AS c, u.id FROM units u '
             'WHERE u.id > ? AND u.id <= ? AND u.marginalized = 0 AND u.protected = 0 '
@@ -130,10 +130,10 @@ class EdgeRows(EdgeWatching):
 
     def edge_count(self) -> int:
         """Number of edges."""
-        return int(self.query('SELECT COUNT(*) FROM edges')[0][0])
+        return int(self._query('SELECT COUNT(*) FROM edges')[0][0])
 
     def all_edges(self) -> Iterator[Edge]:
         """Every edge (export, pictures), with its effective weight."""
         params = self.edge_scale().params
-        for s, d, k, w in self.query(f'SELECT src, dst, kind, {EFFECTIVE_SQL} FROM edges', params):
+        for s, d, k, w in self._query(f'SELECT src, dst, kind, {EFFECTIVE_SQL} FROM edges', params):
             yield Edge(s, d, EdgeKind(k), w)

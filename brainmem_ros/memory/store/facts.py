@@ -232,7 +232,7 @@ class FactStore:
         if not key:
             return []
         heads = sorted({singular(w) for w in key.split()})
-        rows = self.store.query(
+        rows = self.store._query(
             f'SELECT DISTINCT entity FROM facts WHERE head IN ({qmarks(len(heads))})', heads)
         keys = sorted({r[0] for r in rows if names_match(name, r[0])})
         return sorted(keys, key=lambda k: (k != key, len(k), k))
@@ -250,11 +250,11 @@ class FactStore:
             if skip:
                 sql += f' AND attribute NOT IN ({qmarks(len(skip))})'
                 params.extend(skip)
-            rows = self.store.query(sql, params)
+            rows = self.store._query(sql, params)
             evidence: dict[int, list[int]] = {}
             if rows:
                 ids = [r[0] for r in rows]
-                for fid, uid in self.store.query(
+                for fid, uid in self.store._query(
                         f'SELECT fact_id, unit_id FROM fact_claims WHERE fact_id IN ({qmarks(len(ids))}) '
                         'ORDER BY stamp, unit_id', ids):
                     evidence.setdefault(fid, []).append(uid)
@@ -270,14 +270,14 @@ class FactStore:
 
     def last_positions(self, *, limit: int) -> list[Fact]:
         """The open position facts with a pose: where each object was last seen."""
-        rows = self.store.query(f'SELECT {_FACT_COLUMNS} FROM facts WHERE attribute = ? AND '
+        rows = self.store._query(f'SELECT {_FACT_COLUMNS} FROM facts WHERE attribute = ? AND '
                                 'valid_until IS NULL AND pose IS NOT NULL ORDER BY last_seen DESC LIMIT ?',
                                 (POSITION, limit))
         return [self._fact(r, ()) for r in rows]
 
     def count(self) -> int:
         """Number of facts (open and closed)."""
-        return int(self.store.query('SELECT COUNT(*) FROM facts')[0][0])
+        return int(self.store._query('SELECT COUNT(*) FROM facts')[0][0])
 
 
 def observe_facts(store: SqliteStore, unit: MemoryUnit) -> list[int]:

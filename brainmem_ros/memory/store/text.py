@@ -51,13 +51,13 @@ class TextSearch(Connection):
         scan = max(limit * 10, 1000)
         if unit_filter.narrows:
             cond, params = filter_sql(unit_filter)
-            rows = self.query(
+            rows = self._query(
                 'SELECT f.rowid, bm25(units_fts) FROM units_fts f JOIN units u ON u.id = f.rowid '
                 f'WHERE units_fts MATCH ? AND {cond} ORDER BY f.rowid DESC LIMIT ?',
                 (match, *params, scan))
             rows.sort(key=lambda r: r[1])  # bm25: lower is better
             return [(int(r[0]), -float(r[1])) for r in rows[:limit]], _scores(rows)
-        rows = self.query('SELECT rowid, bm25(units_fts) FROM units_fts WHERE units_fts MATCH ? '
+        rows = self._query('SELECT rowid, bm25(units_fts) FROM units_fts WHERE units_fts MATCH ? '
                           'ORDER BY rowid DESC LIMIT ?', (match, scan))
         rows.sort(key=lambda r: r[1])
         # Best first, only as far as ``limit`` visible ones: checking all 1,000 was a
@@ -67,7 +67,7 @@ class TextSearch(Connection):
         start, step = 0, 2 * limit
         while start < len(rows) and len(visible) < limit:
             chunk = rows[start:start + step]
-            shown = {r[0] for r in self.query(
+            shown = {r[0] for r in self._query(
                 f'SELECT id FROM units u WHERE id IN ({qmarks(len(chunk))}) AND {cond}',
                 (*(r[0] for r in chunk), *params))}
             visible += [(int(r[0]), -float(r[1])) for r in chunk if r[0] in shown]

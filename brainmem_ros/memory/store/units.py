@@ -131,7 +131,7 @@ class UnitRows(Connection):
         """Units by id (missing ids are absent from the result)."""
         out: dict[int, MemoryUnit] = {}
         for chunk in chunks(valid_ids(ids)):
-            for row in self.query(f'SELECT {UNIT_COLUMNS} FROM units WHERE id IN ({qmarks(len(chunk))})',
+            for row in self._query(f'SELECT {UNIT_COLUMNS} FROM units WHERE id IN ({qmarks(len(chunk))})',
                                   chunk):
                 unit = row_to_unit(row)
                 out[unit.id] = unit
@@ -150,7 +150,7 @@ class UnitRows(Connection):
         out: dict[int, UnitHead] = {}
         pose_column = 'pose' if with_pose else 'NULL'
         for chunk in chunks(list(dict.fromkeys(int(i) for i in ids))):
-            for row in self.query(f'SELECT {HEAD_COLUMNS}, {pose_column} FROM units '
+            for row in self._query(f'SELECT {HEAD_COLUMNS}, {pose_column} FROM units '
                                   f'WHERE id IN ({qmarks(len(chunk))})', chunk):
                 head = row_to_head(row)
                 out[head.id] = head
@@ -160,7 +160,7 @@ class UnitRows(Connection):
         """Stored vectors by unit id."""
         out: dict[int, npt.NDArray[np.float32]] = {}
         for chunk in chunks(valid_ids(ids)):
-            for uid, blob in self.query(
+            for uid, blob in self._query(
                     f'SELECT unit_id, vector FROM vectors WHERE unit_id IN ({qmarks(len(chunk))})', chunk):
                 out[uid] = np.frombuffer(blob, dtype=np.float32)
         return out
@@ -170,7 +170,7 @@ class UnitRows(Connection):
         """All vectors of active (or of marginalized) units, in id order, in batches."""
         last = -1
         while True:
-            rows = self.query(
+            rows = self._query(
                 'SELECT v.unit_id, v.vector FROM vectors v JOIN units u ON u.id = v.unit_id '
                 'WHERE u.marginalized = ? AND v.unit_id > ? ORDER BY v.unit_id LIMIT ?',
                 (int(marginalized), last, batch))
@@ -185,7 +185,7 @@ class UnitRows(Connection):
         """Entity keys per unit."""
         out: dict[int, set[str]] = {int(i): set() for i in ids}
         for chunk in chunks(list(out)):
-            for key, uid in self.query(
+            for key, uid in self._query(
                     f'SELECT entity, unit_id FROM unit_entities WHERE unit_id IN ({qmarks(len(chunk))})',
                     chunk):
                 out[uid].add(key)
@@ -195,11 +195,11 @@ class UnitRows(Connection):
 
     def count(self, where: str = '1', params: Sequence[Any] = ()) -> int:
         """Number of units matching a fixed SQL condition (tests; the core uses :meth:`unit_counts`)."""
-        return int(self.query(f'SELECT COUNT(*) FROM units WHERE {where}', params)[0][0])
+        return int(self._query(f'SELECT COUNT(*) FROM units WHERE {where}', params)[0][0])
 
     def unit_counts(self) -> dict[str, int]:
         """Units: ``units``, ``active``, ``marginalized`` and ``protected`` counts."""
-        total, active, marginalized, protected = self.query(
+        total, active, marginalized, protected = self._query(
             'SELECT COUNT(*), COALESCE(SUM(marginalized = 0), 0), COALESCE(SUM(marginalized = 1), 0), '
             'COALESCE(SUM(protected = 1), 0) FROM units')[0]
         return {'units': int(total), 'active': int(active), 'marginalized': int(marginalized),
@@ -207,25 +207,25 @@ class UnitRows(Connection):
 
     def enrichment_counts(self) -> dict[str, int]:
         """Number of units per enrichment state (states no unit has are absent)."""
-        return {str(state): int(n) for state, n in self.query(
+        return {str(state): int(n) for state, n in self._query(
             'SELECT enrichment, COUNT(*) FROM units GROUP BY enrichment')}
 
     def max_id(self) -> int:
         """Largest unit id (0 when empty)."""
-        return int(self.query('SELECT COALESCE(MAX(id), 0) FROM units')[0][0])
+        return int(self._query('SELECT COALESCE(MAX(id), 0) FROM units')[0][0])
 
     def all_ids(self) -> list[int]:
         """Every unit id, in order (export)."""
-        return [int(r[0]) for r in self.query('SELECT id FROM units ORDER BY id')]
+        return [int(r[0]) for r in self._query('SELECT id FROM units ORDER BY id')]
 
     def pending_enrichment(self, *, limit: int) -> list[int]:
         """Ids of units whose enrichment is pending or failed, oldest first."""
-        return [int(r[0]) for r in self.query(
+        return [int(r[0]) for r in self._query(
             "SELECT id FROM units WHERE enrichment IN ('pending', 'failed') ORDER BY id LIMIT ?", (limit,))]
 
     def recent_posed_ids(self, *, limit: int) -> list[int]:
         """Ids of the newest ``limit`` units that have a pose, newest first."""
-        return [int(r[0]) for r in self.query(
+        return [int(r[0]) for r in self._query(
             'SELECT id FROM units WHERE pose_frame IS NOT NULL ORDER BY id DESC LIMIT ?', (limit,))]
 
     # -- candidate lookups (indexes only, never a scan of all units) -------------------
@@ -239,7 +239,7 @@ class UnitRows(Connection):
         else:
             cond, params = filter_sql(unit_filter)
         for key in dict.fromkeys(keys):
-            rows = self.query(
+            rows = self._query(
                 f'SELECT e.unit_id FROM unit_entities e JOIN units u ON u.id = e.unit_id '
                 f'WHERE e.entity = ? AND {cond} ORDER BY e.unit_id DESC LIMIT ?', (key, *params, per_key))
             out[key] = [r[0] for r in rows]
@@ -248,7 +248,7 @@ class UnitRows(Connection):
     def episode_before(self, episode_id: str, stamp: float, *, since: float,
                        limit: int) -> list[tuple[int, float]]:
         """(id, stamp) of the latest units of an episode at or before ``stamp``."""
-        return [(r[0], r[1]) for r in self.query(
+        return [(r[0], r[1]) for r in self._query(
             'SELECT id, stamp FROM units WHERE episode_id = ? AND stamp <= ? AND stamp >= ? '
             'ORDER BY stamp DESC, id DESC LIMIT ?', (episode_id, stamp, since, limit))]
 
@@ -256,7 +256,7 @@ class UnitRows(Connection):
         """Number of units mentioning each entity key (counted up to ``cap``); unknown keys absent."""
         out: dict[str, int] = {}
         for key in dict.fromkeys(keys):
-            n = int(self.query('SELECT count(*) FROM (SELECT 1 FROM unit_entities WHERE entity = ? LIMIT ?)',
+            n = int(self._query('SELECT count(*) FROM (SELECT 1 FROM unit_entities WHERE entity = ? LIMIT ?)',
                                (key, cap))[0][0])
             if n:
                 out[key] = n
@@ -268,7 +268,7 @@ class UnitRows(Connection):
         A pose filter is applied here as its bounding box; callers check the distance.
         """
         cond, params = filter_sql(unit_filter)
-        rows = self.query(f'SELECT id FROM units u WHERE {cond} LIMIT ?', (*params, limit + 1))
+        rows = self._query(f'SELECT id FROM units u WHERE {cond} LIMIT ?', (*params, limit + 1))
         if len(rows) > limit:
             return None
         return [int(r[0]) for r in rows]
