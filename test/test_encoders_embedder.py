@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from brainmem_ros.encoders import models, quantize
@@ -225,3 +226,33 @@ def test_cli_prints_paths_and_fails_cleanly(encoder_paths: ModelPaths, tmp_path:
     blocker.write_text('x', encoding='utf-8')
     assert models.main(['--model-dir', str(blocker / 'sub'), '--skip-llm']) == 1
     assert 'error:' in capsys.readouterr().err
+
+
+def test_primed_vectors_are_the_ones_embed_computes(encoder_paths: ModelPaths, onnx_embedder: OnnxEmbedder,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the topic ingest relies on: a vector primed on one thread is the one Store
+    # would compute itself, bit for bit, even with no cache, and it is handed out once.
+    primer = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, cache_size=0)
+    texts = [*TEXTS, *(f'observation number {i} in the kitchen' for i in range(6))]
+    primer.prime(texts)
+    calls = [0]
+    real_run = primer._run
+
+    def counting(batch: list[str]) -> npt.NDArray[np.float32]:
+        calls[0] += 1
+        return real_run(batch)
+
+    monkeypatch.setattr(primer, '_run', counting)
+    np.testing.assert_array_equal(primer.embed(texts), onnx_embedder.embed(texts))
+    assert calls[0] == 0  # every text (the repeated 'ok' included) came from the primed batch
+    np.testing.assert_array_equal(primer.embed(texts[:1]), onnx_embedder.embed(texts[:1]))
+    assert calls[0] == 1  # consumed: a later call computes again
+
+
+def test_primed_vectors_are_bounded(encoder_paths: ModelPaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    from brainmem_ros.encoders import onnx_embedder as module
+
+    monkeypatch.setattr(module, 'PRIMED_MAX', 3)
+    primer = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, cache_size=0)
+    primer.prime([f'shelf {i} is empty' for i in range(5)])
+    assert list(primer._primed) == [f'shelf {i} is empty' for i in range(2, 5)]  # the oldest dropped

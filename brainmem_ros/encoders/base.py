@@ -25,6 +25,28 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchEmbedder(Protocol):
+    """An embedder that can compute a batch ahead of the ``embed`` calls that will ask for it.
+
+    The topic ingest primes the encoder with a batch on one thread while another parses
+    the batch before (the encoder releases the GIL, the parser does not).
+    """
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """As :meth:`Embedder.embed`; primed texts are looked up, not computed again."""
+        ...
+
+    def prime(self, texts: Sequence[str]) -> None:
+        """Compute the vectors of ``texts`` now, for the ``embed`` calls that follow."""
+        ...
+
+
 class Extractor(Protocol):
     """Pulls grounded entities, actions, state changes and outcome from one text."""
 

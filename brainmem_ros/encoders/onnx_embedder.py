@@ -13,6 +13,7 @@ The default is all-MiniLM-L6-v2 (int8, 384-d); any encoder that outputs
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,6 +27,8 @@ from brainmem_ros.encoders.cache import LruCache
 from brainmem_ros.errors import ConfigError, ModelError
 
 POOLINGS = ('mean', 'cls')
+#: Primed vectors waiting for their ``embed`` (the ingest primes one batch ahead).
+PRIMED_MAX = 4096
 _TOKEN_INPUTS = ('input_ids', 'attention_mask', 'token_type_ids')
 
 
@@ -41,6 +44,8 @@ class OnnxEmbedder:
     Texts are cut to ``max_tokens`` tokens and padded per batch of ``batch_size``;
     vectors are mean-pooled over the attention mask (or the first token with
     ``pooling='cls'``) and L2-normalised. ``cache_size`` recent texts are kept.
+    :meth:`prime` computes texts ahead of the ``embed`` that will ask for them (kept
+    apart from the cache, so a cache of 0 or one churned by queries still finds them).
     Safe to call from several threads.
 
     ``batch_size`` defaults to 1 because the default (dynamically quantized) encoder
@@ -89,6 +94,8 @@ class OnnxEmbedder:
         self._inputs = tuple(name for name in _TOKEN_INPUTS if name in declared)
         self._output = _pick_output(self._session, output, model_file)
         self._cache: LruCache[str, npt.NDArray[np.float32]] = LruCache(cache_size)
+        self._primed: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._primed_lock = threading.Lock()
         self._dim = self._probe_dim()
 
     @property
@@ -99,26 +106,56 @@ class OnnxEmbedder:
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Return an array of shape ``(len(texts), dim)``, each row of unit norm."""
         out = np.empty((len(texts), self._dim), dtype=np.float32)
-        todo: dict[str, list[int]] = {}
+        rows: dict[str, list[int]] = {}
         for row, text in enumerate(texts):
-            hit = self._cache.get(text)
-            if hit is not None:
-                out[row] = hit
+            rows.setdefault(text, []).append(row)
+        todo: list[str] = []
+        for text, where in rows.items():
+            hit = self._lookup(text)
+            if hit is None:
+                todo.append(text)
             else:
-                todo.setdefault(text, []).append(row)
+                out[where] = hit
+        for text, vector in self._compute(todo).items():
+            self._cache.put(text, vector)
+            out[rows[text]] = vector
+        return out
+
+    def prime(self, texts: Sequence[str]) -> None:
+        """Compute the vectors of ``texts`` now, so that the next ``embed`` of each is a lookup.
+
+        At most :data:`PRIMED_MAX` primed vectors wait; past that the oldest are dropped
+        (and computed again if asked for).
+        """
+        with self._primed_lock:
+            known = set(self._primed)
+        todo = [t for t in dict.fromkeys(texts) if t not in known and self._cache.get(t) is None]
+        computed = self._compute(todo)
+        with self._primed_lock:
+            self._primed.update(computed)
+            while len(self._primed) > PRIMED_MAX:
+                self._primed.popitem(last=False)
+
+    def _lookup(self, text: str) -> npt.NDArray[np.float32] | None:
+        with self._primed_lock:
+            primed = self._primed.pop(text, None)
+        if primed is None:
+            return self._cache.get(text)
+        self._cache.put(text, primed)
+        return primed
+
+    def _compute(self, texts: list[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The vectors of distinct ``texts``, in batches of ``batch_size``."""
         # Similar lengths in one batch waste less padding.
-        pending = sorted(todo, key=len)
+        pending = sorted(texts, key=len)
         batches = [pending[start:start + self._batch_size]
                    for start in range(0, len(pending), self._batch_size)]
         if self._pool is not None and len(batches) > 1:
             results = list(self._pool.map(self._run, batches))
         else:
             results = [self._run(batch) for batch in batches]
-        for batch, vectors in zip(batches, results, strict=True):
-            for text, vector in zip(batch, vectors, strict=True):
-                self._cache.put(text, vector)
-                out[todo[text]] = vector
-        return out
+        return {text: vector for batch, vectors in zip(batches, results, strict=True)
+                for text, vector in zip(batch, vectors, strict=True)}
 
     def _run(self, texts: list[str]) -> npt.NDArray[np.float32]:
         with self._tokenizer_lock:
