@@ -29,9 +29,6 @@ MAX_LINES = 400
 # Longer than MAX_LINES today; each is to be split, none may be added.
 NOT_YET_SPLIT = frozenset({
     'brainmem_ros/encoders/parsed.py',
-    'brainmem_ros/fleet/sync.py',
-    'brainmem_ros/memory/index.py',
-    'brainmem_ros/memory/retrieval.py',
 })
 SQL_ALLOWED = ('brainmem_ros/memory/store/', 'brainmem_ros/fleet/', 'brainmem_ros/bags/storage_')
 # A statement's opening words, as SQL is written here (upper case).
@@ -201,3 +198,5 @@ def test_modules_are_small() -> None:
     lines = {_rel(path): len(path.read_text().splitlines()) for _, path in _modules()}
     long = {rel: n for rel, n in lines.items() if n > MAX_LINES and rel not in NOT_YET_SPLIT}
     assert long == {}
+    # A module split (or gone) leaves the list, so the list stays the work that is left.
+    assert {rel for rel in NOT_YET_SPLIT if lines.get(rel, 0) <= MAX_LINES} == set()
