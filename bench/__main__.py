@@ -1,7 +1,7 @@
 """``make bench``: run every benchmark and regenerate its page under docs/.
 
 ``python -m bench [--sizes 10000 100000 1000000] [--skip-ros] [--only report]``: the
-encoder comparison, then the scaling benchmarks, the peers
+encoder comparison, then the scaling benchmarks, the topic ingest rate, the peers
 and the what-if prototypes at each size, then docs/benchmarks.md and its plots.
 Stores are built once and reused (see bench/common.py); the 1M store takes about
 10 minutes to build and about 5 GB of disk.
@@ -12,9 +12,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench import encoder, enrichment_latency, eval_extraction, fleet, peers, perf, report, whatif
+from bench import (
+    encoder,
+    enrichment_latency,
+    eval_extraction,
+    fleet,
+    ingest_rate,
+    peers,
+    perf,
+    report,
+    whatif,
+)
 
-STEPS = ('encoder', 'extraction', 'enrichment', 'perf', 'peers', 'whatif', 'fleet', 'report')
+STEPS = ('encoder', 'extraction', 'enrichment', 'perf', 'ingest', 'peers', 'whatif', 'fleet', 'report')
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         enrichment_latency.main([])
     if 'perf' in args.only:
         perf.main(['--sizes', *sizes, *(['--skip-ros'] if args.skip_ros else [])])
+    if 'ingest' in args.only and not args.skip_ros:
+        ingest_rate.main([])  # the topic ingest rate of a fresh node; results in docs/ingest.md
     if 'peers' in args.only:
         peers.main(['--sizes', *sizes])
     large = [s for s in sizes if int(s) >= 100_000]

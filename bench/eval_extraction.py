@@ -1,4 +1,4 @@
-"""Extraction quality: rules vs the spaCy parser vs rules + Gemma 3 270M, per style.
+"""Extraction quality: rules vs the spaCy parser vs the parser enriched by Gemma 3 270M, per style.
 
 Micro precision/recall of entities and actions, outcome accuracy and seconds per
 observation on the dev set (``test/data/extraction_dev.jsonl``, eight styles) and on the
@@ -7,8 +7,11 @@ guideline below it is kept).
 
     python -m bench.eval_extraction [--llm-threads 1] [--skip-llm] [--out docs/extraction.md]
 
-An LLM failure (timeout, invalid output) is scored as the rule result, as the
-memory keeps the fast-path unit when enrichment fails; failures are counted.
+The LLM rows are the enrichment as the memory ships it: the parser's unit, then the LLM
+extractor (rules + Gemma 3 270M, grounded) given the unit's entities, merged onto it by
+``brainmem_ros.memory.enrichment.merge``. An LLM failure (timeout, invalid output) leaves
+the parser's unit, as the memory does when enrichment fails; failures are counted.
+``--skip-llm`` keeps the LLM section of the previous page (it says when it was made).
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from brainmem_ros.encoders.models import materialise_models
 from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
 from brainmem_ros.encoders.parsed import SpacyExtractor
 from brainmem_ros.encoders.rules import RuleExtractor
-from brainmem_ros.errors import ExtractionError
-from brainmem_ros.memory.types import Extraction, normalise_name
+from brainmem_ros.errors import BrainMemError
+from brainmem_ros.memory.enrichment import merge
+from brainmem_ros.memory.types import Extraction, MemoryUnit, normalise_name
 
 REPO = Path(__file__).resolve().parent.parent
 LABELS = REPO / 'test' / 'data' / 'labelled_observations.jsonl'
@@ -40,6 +44,8 @@ STYLES = ('caption', 'navlog', 'manipulation', 'speech', 'detection', 'narration
 HOLDOUT_STYLES = tuple(f'hold-out {s}' for s in STYLES)
 SPLITS = (*STYLES, 'hold-out', *HOLDOUT_STYLES, 'older set')
 GUIDELINE = '## Labelling guideline'
+LLM_SECTION = "## The LLM's contribution"
+SHIPPED = 'spaCy parser + Gemma 3 270M (enrichment as shipped)'
 _KEY: Callable[[str], str] = normalise_name
 
 
@@ -90,15 +96,22 @@ def _key(name: str) -> str:
     return _KEY(name)
 
 
-def _rows() -> list[dict[str, object]]:
+def _rows(limit: int = 0) -> list[dict[str, object]]:
     rows = []
     for path, split in ((DEV, None), (HOLDOUT, 'hold-out'), (LABELS, 'older set')):
-        for line in path.read_text(encoding='utf-8').splitlines():
+        lines = [line for line in path.read_text(encoding='utf-8').splitlines() if line.strip()]
+        for line in lines[:limit] if limit else lines:
             if line.strip():
                 row = json.loads(line)
                 row['split'] = f'hold-out {row["style"]}' if split == 'hold-out' else split or row['style']
                 rows.append(row)
     return rows
+
+
+def _splits_of(row: dict[str, object]) -> tuple[str, ...]:
+    split = str(row['split'])
+    return (('dev set', split) if split in STYLES else
+            ('hold-out', split) if split in HOLDOUT_STYLES else (split,))
 
 
 def _evaluate(rows: Sequence[dict[str, object]],
@@ -108,13 +121,90 @@ def _evaluate(rows: Sequence[dict[str, object]],
         start = time.perf_counter()
         got, failed = extract(str(row['text']))
         elapsed = time.perf_counter() - start
-        split = str(row['split'])
-        for name in (('dev set', split) if split in STYLES else
-                     ('hold-out', split) if split in HOLDOUT_STYLES else (split,)):
+        for name in _splits_of(row):
             tallies[name].add(got, row)
             tallies[name].seconds.append(elapsed)
             tallies[name].failures += failed
     return tallies
+
+
+@dataclass
+class Added:
+    """What the LLM added to the parser's units over one split, and how much of it is labelled."""
+
+    entities: int = 0
+    entities_right: int = 0
+    actions: int = 0
+    actions_right: int = 0
+
+    def add(self, parsed: Extraction, enriched: Extraction, row: dict[str, object]) -> None:
+        """Count one observation."""
+        want_e = {_key(str(e)) for e in row['entities']}  # type: ignore[attr-defined]
+        want_a = {str(a) for a in row['actions']}  # type: ignore[attr-defined]
+        new_e = {_key(e.name) for e in enriched.entities} - {_key(e.name) for e in parsed.entities}
+        new_a = set(enriched.actions) - set(parsed.actions)
+        self.entities += len(new_e)
+        self.entities_right += len(new_e & want_e)
+        self.actions += len(new_a)
+        self.actions_right += len(new_a & want_a)
+
+
+def _enriched(parsed: Extraction, text: str, llm: LlamaExtractor) -> tuple[Extraction, bool]:
+    """The parser's unit after enrichment, as :class:`~brainmem_ros.memory.enrichment.EnrichmentWorker`
+    makes it: the LLM extractor given the unit's entities, its answer merged onto the unit."""
+    try:
+        proposed = llm.extract(text, known_entities=[e.name for e in parsed.entities])
+    except BrainMemError as exc:
+        print(f'LLM failed ({exc}) on: {text}')
+        return parsed, True
+    unit = MemoryUnit(id=0, stamp=0.0, text=text, entities=parsed.entities, actions=parsed.actions,
+                      state_changes=parsed.state_changes, outcome=parsed.outcome)
+    done = merge(unit, proposed.entities, proposed.actions, proposed.state_changes, proposed.importance,
+                 proposed.valence)
+    return Extraction(entities=done.entities, actions=done.actions, state_changes=done.state_changes,
+                      outcome=done.outcome, valence=done.valence, importance=done.importance,
+                      dropped=proposed.dropped), False
+
+
+def _evaluate_enrichment(rows: Sequence[dict[str, object]], parser_x: SpacyExtractor,
+                         llm: LlamaExtractor) -> tuple[dict[str, Tally], dict[str, Added]]:
+    tallies = {name: Tally() for name in ('dev set', *SPLITS)}
+    added = {name: Added() for name in tallies}
+    for row in rows:
+        text = str(row['text'])
+        start = time.perf_counter()
+        parsed = parser_x.extract(text)
+        got, failed = _enriched(parsed, text, llm)
+        elapsed = time.perf_counter() - start
+        for name in _splits_of(row):
+            tallies[name].add(got, row)
+            tallies[name].seconds.append(elapsed)
+            tallies[name].failures += failed
+            added[name].add(parsed, got, row)
+    return tallies, added
+
+
+def _added_table(added: dict[str, Added], tallies: dict[str, Tally]) -> list[str]:
+    lines = ['| split | n | entities added | of them labelled | actions added | of them labelled |',
+             '|---|---|---|---|---|---|']
+    for split in ('dev set', *SPLITS):
+        a, n = added[split], tallies[split].rows
+        if n:
+            lines.append(f'| {split} | {n} | {a.entities} | {a.entities_right} | {a.actions} | '
+                         f'{a.actions_right} |')
+    return lines
+
+
+def _llm_section(old_page: str, *, fresh: list[str] | None) -> list[str]:
+    """This run's LLM section, or (``--skip-llm``) the previous page's, verbatim."""
+    if fresh is not None:
+        return fresh
+    if LLM_SECTION in old_page:
+        kept = old_page[old_page.index(LLM_SECTION):]
+        end = kept.find('\n## ', len(LLM_SECTION))
+        return [*(kept if end < 0 else kept[:end]).rstrip().splitlines(), '']
+    return [LLM_SECTION, '', 'Not measured yet: run `python -m bench.eval_extraction` without '
+            '`--skip-llm` (tens of minutes on 2 cores).', '']
 
 
 def _embedding_speed(threads: int) -> tuple[float, float]:
@@ -155,10 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--llm-threads', type=int, default=1)
     parser.add_argument('--timeout-s', type=float, default=30.0)
     parser.add_argument('--skip-llm', action='store_true')
+    parser.add_argument('--limit', type=int, default=0,
+                        help='only the first N observations of each set (a quick check, not a result)')
     parser.add_argument('--out', type=Path, default=REPO / 'docs' / 'extraction.md')
     args = parser.parse_args(argv)
 
-    rows = _rows()
+    rows = _rows(args.limit)
     load_before = os.getloadavg()[0]
     rules = RuleExtractor()
     parser_x = SpacyExtractor()
@@ -167,20 +259,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser_x.extract('Warm-up: the cup is on the table.')
     results = {'rules': _evaluate(rows, lambda text: (rules.extract(text), False)),
                'spaCy parser (default)': _evaluate(rows, lambda text: (parser_x.extract(text), False))}
+    fresh: list[str] | None = None
     if not args.skip_llm:
         paths = materialise_models()
         llm = LlamaExtractor(paths.llm, n_threads=args.llm_threads, timeout_s=args.timeout_s,
                              rules=rules, cache_size=0)
         llm.extract('Warm-up: the cup is on the table.')  # model load is not per observation
-
-        def with_llm(text: str) -> tuple[Extraction, bool]:
-            try:
-                return llm.extract(text), False
-            except ExtractionError as exc:
-                print(f'LLM failed ({exc}) on: {text}')
-                return rules.extract(text), True
-
-        results['rules + Gemma 3 270M'] = _evaluate(rows, with_llm)
+        llm_load = os.getloadavg()[0]
+        enriched, added = _evaluate_enrichment(rows, parser_x, llm)
+        llm_table = _table({SHIPPED: enriched})
+        print('\n'.join(llm_table))
+        fresh = [
+            LLM_SECTION,
+            '',
+            f'Generated by `python -m bench.eval_extraction --llm-threads {args.llm_threads}'
+            f'{f" --limit {args.limit}" if args.limit else ""}` on '
+            f'{datetime.date.today().isoformat()} (1-minute load average {llm_load:.1f} before the LLM '
+            f'pass, {os.getloadavg()[0]:.1f} after); `--skip-llm` runs keep this section as it is.',
+            '',
+            'The enrichment as the memory ships it (`llm_enabled: true`): the parser\'s unit, then '
+            'the LLM extractor (rules + Gemma 3 270M, grounded, given the unit\'s entities) merged '
+            'onto it by `brainmem_ros.memory.enrichment.merge`, which adds entities and actions and '
+            'keeps the parser\'s outcome. s/obs is parse + LLM. An LLM failure leaves the parser\'s '
+            'unit (counted under "LLM failures"); "dropped" counts LLM proposals that grounding '
+            'rejected.',
+            '',
+            *llm_table,
+            '',
+            'What the LLM added to the parser\'s units ("labelled": also in the labels, so right):',
+            '',
+            *_added_table(added, enriched),
+            '',
+        ]
     single_ms, batched_ms = _embedding_speed(threads=1)
     load_after = os.getloadavg()[0]
 
@@ -188,7 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print('\n'.join(table))
     print(f'embedding: {single_ms:.2f} ms/text single, {batched_ms:.2f} ms/text with 32 per call')
     command = 'python -m bench.eval_extraction' + (f' --llm-threads {args.llm_threads}'
-                                                    if not args.skip_llm else ' --skip-llm')
+                                                    if not args.skip_llm else ' --skip-llm') + (
+        f' --limit {args.limit}' if args.limit else '')
     old = args.out.read_text(encoding='utf-8') if args.out.exists() else ''
     guideline = old[old.index(GUIDELINE):] if GUIDELINE in old else ''
     page = [
@@ -215,16 +326,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         *table,
         '',
         'Micro precision/recall over normalised names whose words are reduced to their noun lemma '
-        '(entities) and verb lemmas (actions). An LLM failure is scored as the rule result (the '
-        'memory keeps the fast-path unit when enrichment fails). "dropped" counts LLM proposals '
-        'that grounding rejected. The LLM row is the enrichment as shipped (rules + Gemma 3 270M, '
-        '1 thread).',
+        '(entities) and verb lemmas (actions). The LLM has its own rows in the next section.',
         '',
+        *_llm_section(old, fresh=fresh),
         '## Where the time goes',
         '',
-        f'Embedding (all-MiniLM-L6-v2 int8, 1 thread): {single_ms:.2f} ms per text one at a time, '
-        f'{batched_ms:.2f} ms per text with 32 texts per call. The parser\'s s/obs above is one '
-        'call per text; the Store path parses a batch with `nlp.pipe` (`SpacyExtractor.prime`).',
+        f'Embedding (all-MiniLM-L6-v2 int8, 1 thread): {single_ms:.2f} ms per text one call per text, '
+        f'{batched_ms:.2f} ms per text with 32 texts per call (the encoder still runs them one at a '
+        'time: `batch_size` 1, so that a vector never depends on its batch). The parser\'s s/obs above '
+        'is one call per text; the topic ingest parses a batch with `nlp.pipe` '
+        '(`SpacyExtractor.prime`) while the encoder computes the next batch on another thread '
+        '(docs/ingest.md).',
         '',
         '## How the LLM is kept honest',
         '',
@@ -235,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         'token lemma of the text, so malformed lemmas (`morn`, `updat`) are dropped.',
         "- The LLM's ratings are bounded by the parse (`brainmem_ros/encoders/bounds.py`): the "
         "outcome stays the parser's, importance within 2 of the fast-path estimate, valence "
-        'with the sign of the outcome; docs/security.md says what is and is not protected.'
+        'with the sign of the outcome; docs/security.md says what is and is not protected.',
         '',
         guideline.rstrip(),
         '',
