@@ -32,7 +32,7 @@ from brainmem_ros.fleet.schema import SCHEMA_VERSION, migrate, schema_version
 from brainmem_ros.fleet.sync import FleetSync, client_from_config
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.memory.fleet_recall import FleetRecall, ScopedResults
-from brainmem_ros.memory.types import MemoryUnit, StateChange, UnitType
+from brainmem_ros.memory.types import MemoryUnit, ObservationInput, StateChange, UnitType
 
 pytestmark = pytest.mark.skipif(bool(missing_reason()), reason=missing_reason() or 'server available')
 REPO = Path(__file__).resolve().parent.parent
@@ -157,6 +157,30 @@ def test_fleet_recall_merges_other_robots_with_source(robots: Callable[..., tupl
     assert top.shared_at > 0
     # A robot never gets its own shared rows back as fleet results.
     assert all(r.robot_id != 'r1' for r in sync1.retrieve('lift building B', scope='fleet').results)
+
+
+def test_fleet_words_are_weighed_by_the_robots_own_counts(
+        robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:
+    # Robot 2's memory holds "user" and "kitchen" everywhere and "cartridge" twice: a
+    # fleet memory sharing only the rare word is better lexical evidence than one
+    # sharing the two common ones, though the server's text rank (no IDF) says otherwise.
+    mem1, sync1 = robots('r1')
+    mem2, sync2 = robots('r2')
+    for start in range(0, 200, 50):
+        mem2.store_many([ObservationInput(f'The user walked into the kitchen (visit {i}).', stamp=1.0e9 + i)
+                         for i in range(start, start + 50)])
+    mem2.store('Changed the printer cartridge.')
+    mem2.store('The printer cartridge is almost empty.')
+    common = mem1.store('The user is in the kitchen again')
+    rare = mem1.store('A new cartridge arrived today')
+    sync1.share([common.id, rare.id])
+    sync1.sync_once()
+    answer = sync2.retrieve('the user in the kitchen needs a cartridge', scope='fleet', top_k=20)
+    fleet = {r.memory.unit.id: r for r in answer.results if r.robot_id == 'r1'}
+    assert set(fleet) == {common.id, rare.id}
+    assert fleet[rare.id].memory.parts.lexical > 0.8
+    assert fleet[common.id].memory.parts.lexical < 0.2
+    assert fleet[rare.id].memory.score > fleet[common.id].memory.score
 
 
 def test_reinforcement_propagates_to_the_owner(robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:

@@ -76,22 +76,30 @@ def _json(value: Any) -> Any:
 
 
 def rank_fleet(hits: Sequence[FleetHit], cfg: RetrievalConfig, *, now: float,
-               best_cosine: float | None = None) -> list[tuple[FleetHit, ScoreParts, float]]:
-    """Fleet candidates scored like local ones, best first."""
+               best_cosine: float | None = None, lexical: Sequence[float] | None = None
+               ) -> list[tuple[FleetHit, ScoreParts, float]]:
+    """Fleet candidates scored like local ones, best first.
+
+    ``lexical``: each hit's lexical evidence on the local scale (the IDF of the query
+    terms it holds, by the robot's own document counts, over the query's ideal), when
+    the robot could weigh them; otherwise the server's text rank relative to the best.
+    """
     if not hits:
         return []
     best = max(best_cosine if best_cosine is not None else -1.0, max(h.cosine for h in hits))
     floor = min(min(h.cosine for h in hits), best - cfg.vector_span)
     best_lex = max(h.lexical for h in hits)
+    if lexical is None:
+        lexical = [h.lexical / best_lex if best_lex > 0 else 0.0 for h in hits]
     w_v, w_l = cfg.w_vector, cfg.w_lexical
-    if best_lex <= 0:
+    if max(lexical) <= 0:
         w_v, w_l = 1.0, 0.0
     total = (w_v + w_l) or 1.0
     out: list[tuple[FleetHit, ScoreParts, float]] = []
-    for h in hits:
+    for h, lex in zip(hits, lexical, strict=True):
         vector = min(1.0, max(0.0, (h.cosine - floor) / max(best - floor, 1e-9)))
-        lexical = h.lexical / best_lex if best_lex > 0 else 0.0
-        relevance = (w_v * vector + w_l * lexical) / total
+        lexical_part = lex
+        relevance = (w_v * vector + w_l * lexical_part) / total
         recency = math.exp(-cfg.recency_lambda * max(0.0, now - h.updated) / 3600.0)
         importance = min(1.0, max(0.0, h.importance / 10.0))
         strength = min(2.0, max(0.0, h.strength))
@@ -101,17 +109,18 @@ def rank_fleet(hits: Sequence[FleetHit], cfg: RetrievalConfig, *, now: float,
                  * (1.0 + cfg.prior_strength * (strength - 1.0))
                  * (1.0 + cfg.prior_valence * valence))
         parts = ScoreParts(relevance=relevance, recency=recency, importance=importance, activation=0.0,
-                           vector=vector, lexical=lexical, prior=prior)
+                           vector=vector, lexical=lexical_part, prior=prior)
         out.append((h, parts, relevance * prior))
     out.sort(key=lambda t: -t[2])
     return out
 
 
 def merge(local: Sequence[ScoredMemory], local_best_cosine: float | None, fleet: Sequence[FleetHit],
-          cfg: RetrievalConfig, *, top_k: int, now: float, cached: bool = False) -> list[RecallResult]:
+          cfg: RetrievalConfig, *, top_k: int, now: float, cached: bool = False,
+          lexical: Sequence[float] | None = None) -> list[RecallResult]:
     """The robot's own results and the fleet's, on one scale, best ``top_k`` first."""
     fleet_best = max((h.cosine for h in fleet), default=None)
-    ranked = rank_fleet(fleet, cfg, now=now)
+    ranked = rank_fleet(fleet, cfg, now=now, lexical=lexical)
     local_weight = fleet_weight = 1.0
     if local and fleet_best is not None and local_best_cosine is not None:
         ref = max(local_best_cosine, fleet_best)

@@ -298,10 +298,14 @@ class FleetClient:
         with self._conn() as conn, conn.transaction():
             # ef_search bounds the candidates HNSW visits; it must cover the list asked for.
             conn.execute(f'SET LOCAL hnsw.ef_search = {max(40, int(limit))}')
-            rows = conn.execute(
-                f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), 0.0 FROM fleet_units '
-                f'WHERE {where} ORDER BY embedding <=> %(vec)s::vector LIMIT %(limit)s', params).fetchall()
             query = or_query(text)
+            # The neighbours keep the words they share with the query (their text rank),
+            # as local vector candidates keep their BM25: found by meaning, matched by words.
+            params['q'] = query
+            rank = "ts_rank_cd(tsv, to_tsquery('english', %(q)s))" if query else '0.0'
+            rows = conn.execute(
+                f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), {rank} FROM fleet_units '
+                f'WHERE {where} ORDER BY embedding <=> %(vec)s::vector LIMIT %(limit)s', params).fetchall()
             if query:
                 # Ranking every any-word match is what made recall slow at scale (the
                 # words of a fleet's texts repeat): rank at most ``cap`` rows matching

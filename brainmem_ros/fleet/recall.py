@@ -8,6 +8,7 @@ principles of local recall (:mod:`brainmem_ros.fleet.fusion`).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,8 +20,10 @@ from brainmem_ros.fleet.cache_store import CacheStore
 from brainmem_ros.fleet.config import FleetConfig
 from brainmem_ros.fleet.errors import FleetError
 from brainmem_ros.fleet.fusion import Recall, RecallResult, merge
-from brainmem_ros.fleet.pg_store import FleetClient, RecallFilter
+from brainmem_ros.fleet.pg_store import FleetClient, FleetHit, RecallFilter
 from brainmem_ros.memory.fleet_recall import ScopedResults
+from brainmem_ros.memory.lexicon import content_words
+from brainmem_ros.memory.query import MAX_TERMS, ideal_bm25, idf
 from brainmem_ros.memory.types import ORDINARY_TYPES, UnitType
 
 if TYPE_CHECKING:
@@ -85,14 +88,14 @@ class FleetRecaller:
                 return Recall(own, scope, False, f'fleet not reached, local results only: {exc}')
             synced = self.cache.counts().synced if self.cache is not None else 0.0
             results = merge(local, self._best_own(local, vector), cached, mem.config.retrieval,
-                            top_k=k, now=self.clock(), cached=True)
+                            top_k=k, now=self.clock(), cached=True, lexical=_lexical(mem, text, cached))
             when = time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(synced)) if synced else 'never'
             return Recall(results, scope, False,
                           f'fleet not reached, local results and the fleet cache (last synced {when}): {exc}',
                           cached=True)
         self._connected = True
         results = merge(local, self._best_own(local, vector), hits, mem.config.retrieval, top_k=k,
-                        now=self.clock())
+                        now=self.clock(), lexical=_lexical(mem, text, hits))
         return Recall(results, scope, True, '')
 
     def retrieve_fleet(self, query: str, **kwargs: Any) -> ScopedResults:
@@ -108,6 +111,35 @@ class FleetRecaller:
         mem, _ = self._parts()
         own_vectors = mem.store_db.vectors([m.unit.id for m in local])
         return max((float(np.dot(v, vector)) for v in own_vectors.values()), default=None)
+
+
+def _lexical(mem: BrainMem, text: str, hits: Sequence[FleetHit]) -> list[float] | None:
+    """Each fleet hit's lexical evidence on this robot's scale (see :func:`fleet.fusion.rank_fleet`).
+
+    The query's terms weighed by this robot's own document counts, as local BM25 weighs
+    them: a word in every memory says little, a rare one much. The server's text rank
+    knows no such weight. None when the robot cannot weigh them (a read-only store).
+    """
+    words = [w for w in content_words(text) if len(w) > 2 or w.isdigit()][:MAX_TERMS]
+    if not hits or not words:
+        return None
+    counts, total = mem.store_db.term_document_counts(words)
+    terms = mem.store_db.terms_of([h.text + ' ' + ' '.join(_names(h)) for h in hits])
+    if terms is None:
+        return None
+    if not counts:
+        return [0.0] * len(hits)
+    ideal = ideal_bm25(counts, total)
+    weight = {t: idf(n, total) for t, n in counts.items()}
+    return [min(1.0, sum(w for t, w in weight.items() if t in held) / ideal) for held in terms]
+
+
+def _names(hit: FleetHit) -> list[str]:
+    try:
+        entities = json.loads(hit.entities) if isinstance(hit.entities, str) else hit.entities
+        return [str(e[0]) for e in entities]
+    except (TypeError, ValueError, IndexError):
+        return []
 
 
 def _seconds(value: Any) -> float | None:

@@ -106,15 +106,51 @@ class TextSearch(Connection):
                 msg = f'memory store read failed: {exc}'
                 raise StoreError(msg) from None
 
-    def _vocabulary_counts(self, words: Sequence[str]) -> dict[str, int]:
+    def terms_of(self, texts: Sequence[str]) -> list[frozenset[str]] | None:
+        """The index terms of each of ``texts``, through the full-text index's own tokenizer.
+
+        What a text not in this store (another robot's shared memory) would be indexed
+        as, so that its words can be weighed with this store's document counts. None
+        for a store opened read-only (no temporary tables there).
+        """
+        if not texts:
+            return []
+        with self._lock:
+            try:
+                if self._term_tables is False:
+                    return None
+                try:
+                    self._make_term_tables()
+                except sqlite3.OperationalError:
+                    self._term_tables = False
+                    return None
+                self._db.executemany('INSERT INTO temp.query_words(rowid, w) VALUES (?, ?)',
+                                     [(i + 1, t) for i, t in enumerate(texts)])
+                try:
+                    found: list[set[str]] = [set() for _ in texts]
+                    for term, doc in self._db.execute('SELECT DISTINCT term, doc FROM temp.query_words_i'):
+                        found[int(doc) - 1].add(str(term))
+                finally:
+                    self._db.execute('DELETE FROM temp.query_words')
+                return [frozenset(f) for f in found]
+            except sqlite3.Error as exc:
+                msg = f'memory store read failed: {exc}'
+                raise StoreError(msg) from None
+
+    def _make_term_tables(self) -> None:
         if self._term_tables is None:
             self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words "
                              "USING fts5(w, tokenize='porter unicode61')")
             self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words_v '
                              'USING fts5vocab(temp, query_words, row)')
+            self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words_i '
+                             'USING fts5vocab(temp, query_words, instance)')
             self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.units_fts_v '
                              'USING fts5vocab(main, units_fts, row)')
             self._term_tables = True
+
+    def _vocabulary_counts(self, words: Sequence[str]) -> dict[str, int]:
+        self._make_term_tables()
         self._db.execute('INSERT INTO temp.query_words(w) VALUES (?)', (' '.join(words),))
         try:
             terms = [r[0] for r in self._db.execute('SELECT term FROM temp.query_words_v')]
