@@ -183,6 +183,35 @@ def test_fleet_words_are_weighed_by_the_robots_own_counts(
     assert fleet[rare.id].memory.score > fleet[common.id].memory.score
 
 
+def test_supersession_reaches_the_fleet(pg: LocalPostgres, robots: Callable[..., tuple[BrainMem, FleetSync]]
+                                        ) -> None:
+    mem1, sync1 = robots('r1')
+    _mem2, sync2 = robots('r2')
+    old = mem1.store('The kitchen door is open', stamp=1_760_000_000.0)
+    sync1.share([old.id])
+    sync1.sync_once()
+    sync2.sync_once()
+    new = mem1.store('The kitchen door is closed', stamp=1_760_000_600.0)
+    sync1.share([new.id])
+    sync1.sync_once()  # the old unit is sent again: a later memory closed what it stated
+    sync2.sync_once()
+    assert mem1.store_db.superseded_at([old.id, new.id]) == {old.id: pytest.approx(new.stamp)}
+    answer = sync2.retrieve('is the kitchen door open or closed?', scope='fleet')
+    fleet = {r.memory.unit.id: r.memory for r in answer.results if r.robot_id == 'r1'}
+    assert set(fleet) == {old.id, new.id}
+    assert fleet[old.id].parts.prior < fleet[new.id].parts.prior
+    assert next(iter(fleet)) == new.id  # the current one first
+    # The cache a robot answers from while the server is down knows it too.
+    pg.kill()
+    try:
+        cached = sync2.retrieve('is the kitchen door open or closed?', scope='fleet')
+        assert cached.cached
+        order = [r.memory.unit.id for r in cached.results if r.robot_id == 'r1']
+        assert order.index(new.id) < order.index(old.id)
+    finally:
+        pg.start()
+
+
 def test_reinforcement_propagates_to_the_owner(robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:
     mem1, sync1 = robots('r1')
     _mem2, sync2 = robots('r2')

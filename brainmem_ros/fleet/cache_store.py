@@ -28,7 +28,7 @@ from brainmem_ros.fleet.pg_store import FleetHit, RecallFilter
 from brainmem_ros.memory.store import SqliteStore
 
 VERSION_KEY = 'fleet_cache_schema_version'
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 _CURSOR_KEY = 'fleet_cache_cursor'
 _SYNCED_KEY = 'fleet_cache_synced'
 _UNSHARED_KEY = 'fleet_cache_unshared_cursor'
@@ -44,7 +44,9 @@ _SCHEMA_V1 = (
     'PRIMARY KEY (robot_id, unit_id))',
     'CREATE INDEX IF NOT EXISTS fleet_cache_updated ON fleet_cache (updated)',
 )
-_MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1,)
+# Version 2: when the owner's later memory superseded the unit (fleet schema 5).
+_SCHEMA_V2 = ('ALTER TABLE fleet_cache ADD COLUMN superseded_at REAL',)
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (_SCHEMA_V1, _SCHEMA_V2)
 assert len(_MIGRATIONS) == CACHE_VERSION
 
 
@@ -69,6 +71,7 @@ class CachedUnit(NamedTuple):
     marginalized: bool
     updated: float  # when its owner last sent it (POSIX seconds)
     vector: npt.NDArray[np.float32]
+    superseded_at: float | None = None  # a later memory of its owner closed what it stated
 
 
 class CacheCounts(NamedTuple):
@@ -123,10 +126,11 @@ class CacheStore:
         with self.store.atomic() as db:
             db.executemany(
                 'INSERT OR REPLACE INTO fleet_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
-                '?, ?, ?)',
+                '?, ?, ?, ?)',
                 [(u.robot_id, u.unit_id, u.stamp, u.type, u.episode_id, u.source, u.text, u.entity_names,
                   u.entities, u.state_changes, u.outcome, u.importance, u.strength, u.valence, u.pose,
-                  int(u.marginalized), u.updated, np.asarray(u.vector, dtype=np.float32).tobytes(), now)
+                  int(u.marginalized), u.updated, np.asarray(u.vector, dtype=np.float32).tobytes(), now,
+                  u.superseded_at)
                  for u in units])
             if cursor is not None:
                 self.store.set_meta(_CURSOR_KEY, '\t'.join(map(str, cursor)))
@@ -187,7 +191,8 @@ class CacheStore:
         with self.store.reading() as db:
             rows = db.execute(
                 'SELECT robot_id, unit_id, stamp, type, episode_id, source, text, entities, state_changes, '
-                'outcome, importance, strength, valence, pose, marginalized, updated, vector, entity_names '
+                'outcome, importance, strength, valence, pose, marginalized, updated, vector, entity_names, '
+                'superseded_at '
                 f'FROM fleet_cache WHERE {" AND ".join(conds)}', params).fetchall()
         if not rows:
             return []
@@ -201,7 +206,8 @@ class CacheStore:
             chosen |= {int(i) for i in np.argsort(-lexical)[:limit] if lexical[i] > 0}
         return [FleetHit(str(r[0]), int(r[1]), float(r[2]), str(r[3]), str(r[4]), str(r[5]), str(r[6]),
                          r[7], r[8], str(r[9]), float(r[10]), float(r[11]), float(r[12]), r[13],
-                         bool(r[14]), float(r[15]), float(cosines[i]), float(lexical[i]))
+                         bool(r[14]), float(r[15]), float(cosines[i]), float(lexical[i]),
+                         None if r[18] is None else float(r[18]))
                 for i, r in enumerate(rows) if i in chosen]
 
     def counts(self) -> CacheCounts:

@@ -21,6 +21,7 @@ from typing import Any
 
 from brainmem_ros.fleet.pg_store import FleetHit
 from brainmem_ros.memory.config import RetrievalConfig
+from brainmem_ros.memory.facts import STALE_FACTOR
 from brainmem_ros.memory.types import (
     Entity,
     MemoryUnit,
@@ -108,6 +109,10 @@ def rank_fleet(hits: Sequence[FleetHit], cfg: RetrievalConfig, *, now: float,
                  * (1.0 + cfg.prior_importance * (2.0 * importance - 1.0))
                  * (1.0 + cfg.prior_strength * (strength - 1.0))
                  * (1.0 + cfg.prior_valence * valence))
+        if h.superseded_at is not None and h.superseded_at <= now:
+            # As locally (facts.fact_factors, retrieval): a memory stating what no longer
+            # holds steps back once, by the factor of a local memory whose fact is stale.
+            prior *= math.exp(cfg.prior_facts * math.log(STALE_FACTOR) / math.log(1.25))
         parts = ScoreParts(relevance=relevance, recency=recency, importance=importance, activation=0.0,
                            vector=vector, lexical=lexical_part, prior=prior)
         out.append((h, parts, relevance * prior))

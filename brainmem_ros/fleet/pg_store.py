@@ -53,6 +53,7 @@ class FleetRow:
     pose: str | None  # JSON [x, y, z, qx, qy, qz, qw, frame]
     marginalized: bool
     vector: npt.NDArray[np.float32]
+    superseded_at: float | None = None  # stamp of the owner's memory that superseded it
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class FleetHit:
     updated: float  # when the owner last sent it (POSIX seconds)
     cosine: float
     lexical: float  # ts_rank_cd, 0 when found by the vector list only
+    superseded_at: float | None = None  # a later memory of its owner closed what it stated
 
 
 @dataclass(frozen=True)
@@ -195,20 +197,21 @@ class FleetClient:
         sql = (
             'INSERT INTO fleet_units (robot_id, unit_id, fleet_id, version, stamp, type, episode_id, '
             'source, text, entity_names, entities, state_changes, outcome, importance, strength, '
-            'valence, pose, marginalized, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '
-            '%s::jsonb, %s::jsonb, %s, %s, %s, %s, %s::jsonb, %s, %s::vector) '
+            'valence, pose, marginalized, embedding, superseded_at) VALUES (%s, %s, %s, %s, %s, %s, %s, '
+            '%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s, %s, %s::jsonb, %s, %s::vector, %s) '
             'ON CONFLICT (robot_id, unit_id) DO UPDATE SET version = excluded.version, '
             'stamp = excluded.stamp, type = excluded.type, episode_id = excluded.episode_id, '
             'source = excluded.source, text = excluded.text, entity_names = excluded.entity_names, '
             'entities = excluded.entities, state_changes = excluded.state_changes, '
             'outcome = excluded.outcome, importance = excluded.importance, '
             'strength = excluded.strength, valence = excluded.valence, pose = excluded.pose, '
-            'marginalized = excluded.marginalized, embedding = excluded.embedding, shared = true, '
+            'marginalized = excluded.marginalized, embedding = excluded.embedding, '
+            'superseded_at = excluded.superseded_at, shared = true, '
             'updated_at = now() WHERE fleet_units.version < excluded.version')
         params = [(self.robot_id, r.unit_id, fleet_id, r.version, r.stamp, r.type, r.episode_id,
                    r.source, r.text, r.entity_names, r.entities, r.state_changes, r.outcome,
                    r.importance, r.strength, r.valence, r.pose, r.marginalized,
-                   vector_literal(r.vector)) for r in rows]
+                   vector_literal(r.vector), r.superseded_at) for r in rows]
         with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
             cur.executemany(sql, params)
         return len(rows)
@@ -304,7 +307,8 @@ class FleetClient:
             params['q'] = query
             rank = "ts_rank_cd(tsv, to_tsquery('english', %(q)s))" if query else '0.0'
             rows = conn.execute(
-                f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), {rank} FROM fleet_units '
+                f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), {rank}, superseded_at '
+                'FROM fleet_units '
                 f'WHERE {where} ORDER BY embedding <=> %(vec)s::vector LIMIT %(limit)s', params).fetchall()
             if query:
                 # Ranking every any-word match is what made recall slow at scale (the
@@ -318,14 +322,15 @@ class FleetClient:
                     f'cand AS ((SELECT robot_id, unit_id FROM fleet_units, q WHERE tsv @@ q.a AND {where} '
                     f'LIMIT %(cap)s) UNION (SELECT robot_id, unit_id FROM fleet_units, q '
                     f'WHERE tsv @@ q.o AND {where} LIMIT %(cap)s)) '
-                    f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), ts_rank_cd(tsv, q.o) '
+                    f'SELECT {_UNIT_COLUMNS}, 1 - (embedding <=> %(vec)s::vector), ts_rank_cd(tsv, q.o), '
+                    'superseded_at '
                     'FROM fleet_units JOIN cand USING (robot_id, unit_id), q '
                     'ORDER BY ts_rank_cd(tsv, q.o) DESC LIMIT %(limit)s', params).fetchall()
         for row in rows:
             hit = FleetHit(str(row[0]), int(row[1]), float(row[2]), str(row[3]), str(row[4]), str(row[5]),
                            str(row[6]), row[7], row[8], str(row[9]), float(row[10]), float(row[11]),
                            float(row[12]), row[13], bool(row[14]), float(row[15]), float(row[16]),
-                           float(row[17]))
+                           float(row[17]), None if row[18] is None else float(row[18]))
             key = (hit.robot_id, hit.unit_id)
             if key not in hits or hit.lexical > hits[key].lexical:
                 hits[key] = hit
@@ -356,7 +361,8 @@ class FleetClient:
                 params['back'] = '0 seconds'
             params |= {'ts': after[0], 'rid': after[1], 'uid': after[2]}
             return [tuple(r) for r in conn.execute(
-                f'SELECT {_UNIT_COLUMNS}, entity_names, embedding::text, updated_at::text FROM fleet_units '
+                f'SELECT {_UNIT_COLUMNS}, entity_names, embedding::text, superseded_at, updated_at::text '
+                'FROM fleet_units '
                 'WHERE fleet_id = %(fleet)s AND robot_id <> %(me)s AND shared AND (updated_at, robot_id, '
                 'unit_id) > (%(ts)s::timestamptz - %(back)s::interval, %(rid)s, %(uid)s) '
                 'ORDER BY updated_at, robot_id, unit_id LIMIT %(limit)s', params).fetchall()]

@@ -24,7 +24,7 @@ from typing import Any
 
 from brainmem_ros.fleet.errors import FleetSchemaError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 GROUP_ROLE = 'brainmem_robots'
 
 # Version 1: robots, their shared units (one row per robot and unit), RLS.
@@ -160,9 +160,15 @@ CREATE POLICY fleet_unshared_insert ON fleet_unshared FOR INSERT TO brainmem_rob
   WITH CHECK (robot_id = (SELECT fleet_my_robot()) AND fleet_id = (SELECT fleet_my_fleet()));
 """
 
+# Version 5: when a later memory of the owner superseded a shared one (closed the facts
+# it stated): fleet recall ranks it behind the current one, as local recall does.
+SCHEMA_V5_SUPERSEDED = """
+ALTER TABLE fleet_units ADD COLUMN superseded_at double precision;
+"""
+
 # Ordered: MIGRATIONS[v] takes a database at version v to v + 1.
 MIGRATIONS: tuple[str, ...] = (SCHEMA_V1, SCHEMA_V2_REINFORCEMENTS, SCHEMA_V3_POLICY_INITPLANS,
-                               SCHEMA_V4_UNSHARED)
+                               SCHEMA_V4_UNSHARED, SCHEMA_V5_SUPERSEDED)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _META = 'CREATE TABLE IF NOT EXISTS fleet_meta (key text PRIMARY KEY, value text NOT NULL)'

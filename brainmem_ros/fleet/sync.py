@@ -273,7 +273,9 @@ class FleetSync(FleetRecaller):
             upserts = [p for p in batch if p.op == 'upsert']
             units = mem.store_db.get_units([p.unit_id for p in upserts])
             vectors = mem.store_db.vectors(list(units))
-            rows = [to_row(units[p.unit_id], p.version, vectors[p.unit_id])
+            superseded = mem.store_db.superseded_at(list(units))
+            rows = [to_row(units[p.unit_id], p.version, vectors[p.unit_id],
+                           superseded_at=superseded.get(p.unit_id))
                     for p in upserts if p.unit_id in units and p.unit_id in vectors]
             gone = [p.unit_id for p in batch if p.op == 'unshare' or p.unit_id not in units]
             try:

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 
 from brainmem_ros.memory.store.codec import EdgeScale
-from brainmem_ros.memory.store.sql import EFFECTIVE_SQL, STRUCTURAL_SQL
+from brainmem_ros.memory.store.sql import EFFECTIVE_SQL, STRUCTURAL_SQL, chunks, qmarks, valid_ids
 from brainmem_ros.memory.store.watch import EdgeWatching
 from brainmem_ros.memory.types import Edge, EdgeKind
 
@@ -137,3 +137,18 @@ class EdgeRows(EdgeWatching):
         params = self.edge_scale().params
         for s, d, k, w in self._query(f'SELECT src, dst, kind, {EFFECTIVE_SQL} FROM edges', params):
             yield Edge(s, d, EdgeKind(k), w)
+
+    def superseded_at(self, ids: Iterable[int]) -> dict[int, float]:
+        """For each of ``ids`` a later memory superseded: the stamp of the first that did.
+
+        Supersession is a SUPERSEDES edge from the new memory to the one whose facts it
+        closed (the old memory stays valid; what it stated no longer holds).
+        """
+        out: dict[int, float] = {}
+        for chunk in chunks(valid_ids(ids)):
+            for dst, stamp in self._query(
+                    'SELECT e.dst, MIN(u.stamp) FROM edges e JOIN units u ON u.id = e.src '
+                    f"WHERE e.kind = 'supersedes' AND e.dst IN ({qmarks(len(chunk))}) GROUP BY e.dst", chunk):
+                out[int(dst)] = float(stamp)
+        return out
+
