@@ -87,6 +87,24 @@ def test_node_shares_recalls_and_learns_from_its_fleet(pg: LocalPostgres, tmp_pa
             local = call(client, Retrieve, 'retrieve',
                          Retrieve.Request(query='does the east door stick?', top_k=5))
             assert set(local.robot_ids) <= {''} and door.text not in [m.unit.text for m in local.memories]
+            # A perception module that wants an observation shared publishes it on the
+            # shared topic: stored like any observation, then shared.
+            pub = client.create_publisher(Observation, 'observations/shared', 10)
+            assert wait_for(lambda: pub.get_subscription_count() > 0, timeout=10)
+            pub.publish(Observation(text='The loading dock door in building C is jammed', source='camera'))
+            assert wait_for(lambda: any(
+                r.robot_id == 'r1' and 'loading dock' in r.memory.unit.text
+                for r in sync2.retrieve('is the loading dock door working?', scope='fleet').results),
+                timeout=30)
+            # The ordinary topic stays private (the policy decides, and shares nothing here).
+            own = client.create_publisher(Observation, 'observations', 10)
+            assert wait_for(lambda: own.get_subscription_count() > 0, timeout=10)
+            own.publish(Observation(text='The loading dock light is flickering', source='camera'))
+            assert wait_for(lambda: 'flickering' in call(client, Retrieve, 'retrieve', Retrieve.Request(
+                query='loading dock light flickering', top_k=1)).memories[0].unit.text, timeout=20)
+            sync2.sync_once()
+            assert all('flickering' not in r.memory.unit.text for r in
+                       sync2.retrieve('loading dock light flickering', scope='fleet').results)
             stats = call(client, Stats, 'stats', Stats.Request())
             fleet = json.loads(stats.details_json)['fleet']
             assert fleet['enabled'] and fleet['robot_id'] == 'r1' and fleet['shared'] >= 1

@@ -56,15 +56,17 @@ class IngestWorker:
     """A bounded queue of observations and the threads that store them in batches."""
 
     def __init__(self, mem: BrainMem, *, maxsize: int, batch_size: int,
-                 warn: Callable[[str], None]) -> None:
+                 warn: Callable[[str], None], share: Callable[[list[int]], None] | None = None) -> None:
         self.mem = mem
         self.batch_size = batch_size
         self.counters = IngestCounters()
         self._warn = warn
-        self._queue: queue.Queue[ObservationInput | None] = queue.Queue(maxsize=maxsize)
+        self._share = share
+        # Each item with its share flag (the shared observation topic), through every stage.
+        self._queue: queue.Queue[tuple[ObservationInput, bool] | None] = queue.Queue(maxsize=maxsize)
         # One batch waits between two stages at most: the writer never lags far behind.
-        self._encoded: queue.Queue[list[ObservationInput] | None] = queue.Queue(maxsize=1)
-        self._prepared: queue.Queue[PreparedBatch | None] = queue.Queue(maxsize=1)
+        self._encoded: queue.Queue[tuple[list[ObservationInput], list[bool]] | None] = queue.Queue(maxsize=1)
+        self._prepared: queue.Queue[tuple[PreparedBatch, list[bool]] | None] = queue.Queue(maxsize=1)
         self._threads = (
             threading.Thread(target=self._encode_loop, name='brainmem-ingest-encode', daemon=True),
             threading.Thread(target=self._prepare_loop, name='brainmem-ingest-prepare', daemon=True),
@@ -73,10 +75,10 @@ class IngestWorker:
         for thread in self._threads:
             thread.start()
 
-    def put(self, item: ObservationInput) -> None:
-        """Queue an observation; never blocks."""
+    def put(self, item: ObservationInput, *, share: bool = False) -> None:
+        """Queue an observation (``share``: hand its unit to ``share`` once stored); never blocks."""
         try:
-            self._queue.put_nowait(item)
+            self._queue.put_nowait((item, share))
         except queue.Full:
             self.counters.dropped += 1
             self._warn(f'ingest queue full ({self._queue.maxsize}): observation dropped')
@@ -91,7 +93,7 @@ class IngestWorker:
         for thread in self._threads:
             thread.join(timeout)
 
-    def _next_batch(self) -> tuple[list[ObservationInput], bool]:
+    def _next_batch(self) -> tuple[list[tuple[ObservationInput, bool]], bool]:
         """Block for one observation, then take what else is queued; True = stop after it."""
         first = self._queue.get()
         if first is None:
@@ -111,23 +113,24 @@ class IngestWorker:
         embedder = self.mem.embedder
         stop = False
         while not stop:
-            batch, stop = self._next_batch()
-            if not batch:
+            pairs, stop = self._next_batch()
+            if not pairs:
                 continue
-            batch = [_stripped(item) for item in batch]
+            batch = [_stripped(item) for item, _ in pairs]
             if isinstance(embedder, BatchEmbedder):
                 try:
                     embedder.prime([i.text for i in batch if isinstance(i.text, str) and i.text])
                 except Exception as exc:  # noqa: BLE001 - prepare meets the same error and refuses the batch
                     self._warn(f'encoding ahead failed ({exc!r}); the batch is encoded when prepared')
-            self._encoded.put(batch)
+            self._encoded.put((batch, [share for _, share in pairs]))
         self._encoded.put(None)
 
     def _prepare_loop(self) -> None:
         search_threads()
-        while (batch := self._encoded.get()) is not None:
+        while (encoded := self._encoded.get()) is not None:
+            batch, shares = encoded
             try:
-                self._prepared.put(self.mem.prepare(batch))
+                self._prepared.put((self.mem.prepare(batch), shares))
             except Exception as exc:  # noqa: BLE001 - the ingest thread must outlive any one batch
                 self.counters.refused += len(batch)
                 self._warn(f'{len(batch)} observation(s) not stored: {exc!r}')
@@ -135,19 +138,28 @@ class IngestWorker:
 
     def _commit_loop(self) -> None:
         search_threads()
-        while (prepared := self._prepared.get()) is not None:
+        while (item := self._prepared.get()) is not None:
+            prepared, shares = item
             try:
                 results = self.mem.commit(prepared)
             except Exception as exc:  # noqa: BLE001 - the ingest thread must outlive any one batch
                 self.counters.refused += len(prepared.results)
                 self._warn(f'{len(prepared.results)} observation(s) not stored: {exc!r}')
                 continue
-            for result in results:
+            to_share: list[int] = []
+            for result, share in zip(results, shares, strict=True):
                 if isinstance(result, BrainMemError):
                     self.counters.refused += 1
                     self._warn(f'observation not stored: {result}')
                 else:
                     self.counters.stored += 1
+                    if share:
+                        to_share.append(result.unit.id)
+            if to_share and self._share is not None:
+                try:
+                    self._share(to_share)
+                except Exception as exc:  # noqa: BLE001 - stored is stored; sharing is an addition
+                    self._warn(f'{len(to_share)} stored observation(s) not shared: {exc!r}')
 
 
 def _stripped(item: ObservationInput) -> ObservationInput:

@@ -36,8 +36,8 @@ class InputCallbacks(MemoryNodeBase):
             self._ingest.counters.refused += 1
         self._ingest_warning(f'observation not stored: {exc}')
 
-    def observation_callback(self, msg: Observation) -> None:
-        """Queue an Observation message for storing."""
+    def observation_callback(self, msg: Observation, *, share: bool = False) -> None:
+        """Queue an Observation message for storing (and, with ``share``, for the fleet)."""
         if not self._accepting():
             return
         try:
@@ -48,7 +48,20 @@ class InputCallbacks(MemoryNodeBase):
             self._refused(exc)
             return
         if self._ingest is not None:
-            self._ingest.put(ObservationInput(text=msg.text, **kwargs))
+            self._ingest.put(ObservationInput(text=msg.text, **kwargs), share=share)
+
+    def shared_observation_callback(self, msg: Observation) -> None:
+        """Queue an Observation from the shared topic: stored, then shared with the fleet."""
+        self.observation_callback(msg, share=True)
+
+    def _share_stored(self, ids: list[int]) -> None:
+        """Share units stored from the shared topic (the ingest's commit thread calls it)."""
+        fleet = self._fleet
+        shared = fleet.share(ids) if fleet is not None else 0
+        if shared < len(ids):
+            reason = 'the fleet tier is off' if fleet is None else 'the fleet outbox is full'
+            self._ingest_warning(f'{len(ids) - shared} observation(s) from the shared topic stored, '
+                                 f'not shared: {reason}')
 
     def _text_callback_for(self, topic: str) -> Callable[[String], None]:
         return lambda msg: self.text_callback(msg, topic)

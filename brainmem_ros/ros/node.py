@@ -142,7 +142,8 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
         tune_interpreter(switch_ms=cfg.gil_switch_ms, gc_gen0=cfg.gc_gen0_threshold)
         self.episode_id = cfg.episode_id
         self._ingest = IngestWorker(self.mem, maxsize=cfg.ingest_queue_size,
-                                    batch_size=cfg.ingest_batch_size, warn=self._ingest_warning)
+                                    batch_size=cfg.ingest_batch_size, warn=self._ingest_warning,
+                                    share=self._share_stored)
         self._create_endpoints(cfg)
         self.get_logger().info(
             f'memory at {data_dir}: {stats.units} units ({stats.active_units} active), '
@@ -198,6 +199,12 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
         lost = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
         h.append(self.create_subscription(Observation, cfg.observation_topic, self.observation_callback,
                                           qos, callback_group=g_in, event_callbacks=lost))
+        if cfg.shared_observation_topic:
+            # A topic, not a field of Observation: a new field would change the message's
+            # type hash and make every recorded bag of it unreadable by subscribers.
+            h.append(self.create_subscription(Observation, cfg.shared_observation_topic,
+                                              self.shared_observation_callback, qos, callback_group=g_in,
+                                              event_callbacks=lost))
         for topic in cfg.text_topics:
             h.append(self.create_subscription(String, topic, self._text_callback_for(topic), qos,
                                               callback_group=g_in, event_callbacks=lost))

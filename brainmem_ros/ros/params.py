@@ -27,6 +27,9 @@ class NodeConfig:
         'description': 'configure and activate at start-up (no lifecycle manager needed)'})
     observation_topic: str = field(default='observations', metadata={
         'description': 'brainmem_ros/Observation input topic (relative: under the namespace)'})
+    shared_observation_topic: str = field(default='observations/shared', metadata={
+        'description': 'brainmem_ros/Observation topic whose messages are stored and shared with the '
+                       'fleet (fleet tier on; "" = none)'})
     text_topics: tuple[str, ...] = field(default=(), metadata={
         'description': 'std_msgs/String topics whose messages become observations (source = topic)'})
     pose_topic: str = field(default='', metadata={
