@@ -17,6 +17,7 @@ from bench import (
     enrichment_latency,
     eval_extraction,
     fleet,
+    fleet_locomo,
     ingest_rate,
     peers,
     perf,
@@ -24,7 +25,8 @@ from bench import (
     whatif,
 )
 
-STEPS = ('encoder', 'extraction', 'enrichment', 'perf', 'ingest', 'peers', 'whatif', 'fleet', 'report')
+STEPS = ('encoder', 'extraction', 'enrichment', 'perf', 'ingest', 'peers', 'whatif', 'fleet', 'fleet-recall',
+         'report')
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         whatif.main(['--sizes', *large])
     if 'fleet' in args.only:
         fleet.main([])  # 100k shared memories from 10 robots; results in docs/fleet.md
+    if 'fleet-recall' in args.only:
+        fleet_locomo.main(['--write'])  # LoCoMo dev sessions split between two robots; docs/fleet.md
     if 'report' in args.only:
         report.main()
     return 0
