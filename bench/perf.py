@@ -256,7 +256,7 @@ def store_inprocess(store: Path, embedder: Embedder, corpus: Corpus, n: int) -> 
         timer = StageTimer()
         timer.wrap(mem.embedder, 'embed', 'embed (ONNX)')
         timer.wrap(mem.index, 'search', 'vector search (dedup + similar links)')
-        timer.wrap(mem, 'maybe_reflect', 'reflection check')
+        timer.wrap(mem, 'reflect', 'reflection check')
         lat: list[float] = []
         cpu: list[float] = []
         load = load_average()

@@ -30,7 +30,12 @@ MAX_LINES = 400
 NOT_YET_SPLIT = frozenset({
     'brainmem_ros/encoders/parsed.py',
 })
-SQL_ALLOWED = ('brainmem_ros/memory/store/', 'brainmem_ros/fleet/', 'brainmem_ros/bags/storage_')
+# Each storage layer's SQL in its own store modules: the memory's (SQLite), the fleet
+# tier's (its server, PostgreSQL, and its own tables in the robot's SQLite, versioned
+# apart), and the readers of rosbag2's sqlite3 storage.
+SQL_ALLOWED = ('brainmem_ros/memory/store/', 'brainmem_ros/fleet/pg_store.py', 'brainmem_ros/fleet/schema.py',
+               'brainmem_ros/fleet/outbox_store.py', 'brainmem_ros/fleet/cache_store.py',
+               'brainmem_ros/fleet/local_server.py', 'brainmem_ros/bags/storage_')
 # A statement's opening words, as SQL is written here (upper case).
 _SQL = re.compile(r'\b(SELECT\b.+\bFROM|INSERT (OR \w+ )?INTO|UPDATE \w+ SET|DELETE FROM|'
                   r'CREATE (TEMP |VIRTUAL )?(TABLE|INDEX|TRIGGER)|DROP (TABLE|TRIGGER|INDEX)|'

@@ -12,7 +12,6 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -23,6 +22,11 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from brainmem_ros.fleet.errors import FleetDeniedError, FleetSchemaError, FleetUnavailableError
 from brainmem_ros.fleet.schema import SCHEMA_VERSION, schema_version
+from brainmem_ros.fleet.values import FleetHit, FleetRow, RecallFilter, Reinforcement
+
+# The value objects moved to fleet.values; importers of this module keep them.
+__all__ = ['FleetClient', 'FleetHit', 'FleetRow', 'RecallFilter', 'Reinforcement', 'and_query', 'or_query',
+           'pose_json', 'vector_literal']
 
 _WORD = re.compile(r'[^\W_]+', re.UNICODE)
 # Most full-text matches ranked per list (rows matching every word, rows matching any).
@@ -30,78 +34,6 @@ _TEXT_CAP = 500
 _UNIT_COLUMNS = ('robot_id, unit_id, stamp, type, episode_id, source, text, entities, state_changes, '
                  'outcome, importance, strength, valence, pose, marginalized, '
                  'extract(epoch FROM updated_at)')
-
-
-@dataclass(frozen=True)
-class FleetRow:
-    """One shared unit as the server stores it (the sender's robot id is implied)."""
-
-    unit_id: int
-    version: int
-    stamp: float
-    type: str
-    episode_id: str
-    source: str
-    text: str
-    entity_names: str
-    entities: str  # JSON, as in the robot's SQLite
-    state_changes: str  # JSON
-    outcome: str
-    importance: float
-    strength: float
-    valence: float
-    pose: str | None  # JSON [x, y, z, qx, qy, qz, qw, frame]
-    marginalized: bool
-    vector: npt.NDArray[np.float32]
-    superseded_at: float | None = None  # stamp of the owner's memory that superseded it
-
-
-@dataclass(frozen=True)
-class FleetHit:
-    """A fleet unit found by recall, with its raw evidence."""
-
-    robot_id: str
-    unit_id: int
-    stamp: float
-    type: str
-    episode_id: str
-    source: str
-    text: str
-    entities: Any
-    state_changes: Any
-    outcome: str
-    importance: float
-    strength: float
-    valence: float
-    pose: Any
-    marginalized: bool
-    updated: float  # when the owner last sent it (POSIX seconds)
-    cosine: float
-    lexical: float  # ts_rank_cd, 0 when found by the vector list only
-    superseded_at: float | None = None  # a later memory of its owner closed what it stated
-
-
-@dataclass(frozen=True)
-class Reinforcement:
-    """A reward one robot gave to a unit another robot shared."""
-
-    id: int  # server id (0 before it is sent)
-    robot_id: str  # owner of the unit
-    unit_id: int
-    by_robot: str
-    reward: float
-    note: str
-    stamp: float
-
-
-@dataclass(frozen=True)
-class RecallFilter:
-    """What fleet recall may return."""
-
-    types: tuple[str, ...]
-    since: float | None = None
-    until: float | None = None
-    include_marginalized: bool = False
 
 
 def vector_literal(vector: npt.NDArray[np.float32]) -> str:
@@ -383,6 +315,11 @@ class FleetClient:
             row = conn.execute('SELECT strength FROM fleet_units WHERE robot_id = %s AND unit_id = %s',
                                (robot_id, unit_id)).fetchone()
         return float(row[0]) if row else None
+
+    def my_fleet_id(self) -> str:
+        """The fleet this robot's role belongs to ('' when the role is not provisioned)."""
+        rows = self.execute('SELECT fleet_my_fleet()')
+        return str(rows[0][0]) if rows and rows[0][0] else ''
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement as this robot's role (tests of the security model)."""

@@ -137,11 +137,10 @@ class FleetSync(FleetRecaller):
 
     def _fleet_id(self) -> str:
         try:
-            rows = self.client.execute('SELECT fleet_my_fleet()')
+            return self.client.my_fleet_id()
         except FleetError as exc:
             self._failed(exc)
             return ''
-        return str(rows[0][0]) if rows and rows[0][0] else ''
 
     def close(self) -> None:
         """Stop the thread (after its current step) and close the pool."""

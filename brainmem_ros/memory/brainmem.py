@@ -114,7 +114,7 @@ class BrainMem(Upkeep):
         if llm_extractor is not None:
             self.enrichment = EnrichmentWorker(
                 self.store_db, self._lock, llm_extractor, reasoner, config=config.encoder,
-                queue_size=config.encoder.queue_size, emit=self._emit, after=self.maybe_reflect)
+                queue_size=config.encoder.queue_size, emit=self._emit, after=self.reflect)
             self.enrichment.start()
 
     # -- opening and closing ---------------------------------------------------------
@@ -291,7 +291,7 @@ class BrainMem(Upkeep):
                 if not self.enrichment.submit(unit.id):
                     self.store_db.set_enrichment(unit.id, Enrichment.SKIPPED, 'enrichment queue full')
         elif self.reasoner is None and created:
-            self.maybe_reflect()
+            self.reflect()
         return [r if r is not None else StoreError('not stored') for r in results]
 
     def _draft(self, item: ObservationInput) -> MemoryUnit:

@@ -174,14 +174,6 @@ class Upkeep:
         self._emit('reflected', [u.id for u in created])
         return created
 
-    def maybe_reflect(self) -> list[MemoryUnit]:
-        """Reflect if the importance since the last reflection has passed the threshold.
-
-        What Store and enrichment call after each unit: one aggregate query when no
-        reflection is due.
-        """
-        return self.reflect()
-
     def protect(self, ids: Sequence[int]) -> list[int]:
         """Mark memories as core: never decayed, never marginalized."""
         return self.forget(ids, mode='protect')
