@@ -27,9 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / 'brainmem_ros'
 MAX_LINES = 400
 # Longer than MAX_LINES today; each is to be split, none may be added.
-NOT_YET_SPLIT = frozenset({
-    'brainmem_ros/encoders/parsed.py',
-})
+NOT_YET_SPLIT: frozenset[str] = frozenset()
 # Each storage layer's SQL in its own store modules: the memory's (SQLite), the fleet
 # tier's (its server, PostgreSQL, and its own tables in the robot's SQLite, versioned
 # apart), and the readers of rosbag2's sqlite3 storage.

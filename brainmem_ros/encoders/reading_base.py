@@ -1,0 +1,191 @@
+"""What every part of a parse reading shares: its state, the word classes and the token tests.
+
+:class:`ReadingBase` holds what :class:`brainmem_ros.encoders.parsed._Reading` sets up from
+one parse; the layers above it (actions, entities, outcome, states: one module each) read it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from brainmem_ros.encoders.lexicon import (
+    units,
+)
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+CAMEL = re.compile(r'^[A-Z][a-z]+(?:[A-Z][a-z]*)+$')
+CAMEL_PART = re.compile(r'[A-Z][a-z]*')
+SNAKE = re.compile(r'^[A-Za-z]+(?:_[A-Za-z0-9]+)+$')
+CODE = re.compile(r'^(?:\d+|[A-Z]\d*|[A-Z]{1,2}\d+[A-Z]?)$')
+NOMINAL = frozenset({'NOUN', 'PROPN'})
+LEFT_MODIFIERS = frozenset({'compound', 'amod', 'nmod', 'npadvmod'})
+PLACE_PREPS = frozenset({'on', 'onto', 'in', 'into', 'at', 'to', 'inside', 'under', 'beside',
+                          'behind', 'near', 'against', 'by', 'above', 'below', 'beneath',
+                          'underneath', 'atop', 'over'})
+# Where a subject that does nothing to an object comes to rest ("the cat jumped onto the
+# sofa"); "to" and "at" also follow verbs of looking and talking ("looked at the table").
+RESTING_PREPS = PLACE_PREPS - {'to', 'at', 'over'}
+#: The location of a thing taken from a place with no destination given ("took the keys
+#: from the drawer"): it is no longer there, it is held by whoever took it.
+HELD = 'held'
+NOT_HAPPENED = frozenset({'without', 'no', 'never', 'almost', 'nearly', 'barely'})
+ABILITY = frozenset({'can', 'could', 'cannot', 'unable'})
+ARRIVALS = frozenset({'goal', 'destination', 'target', 'waypoint'})
+POWER = frozenset({'on', 'off'})
+CONDITIONS = frozenset({'before', 'until', 'till', 'if', 'unless', 'when', 'once', 'whenever'})
+
+
+
+
+class ReadingBase:
+    """The state of one parse read once (set by ``_Reading.__init__``)."""
+
+    doc: Doc
+    nouns: frozenset[str]
+    verbs: frozenset[str]
+    irregular: dict[str, list[str]]
+    self_vocab: frozenset[str]
+    stop: frozenset[str]
+    states: frozenset[str]
+    skip: set[int]
+    as_verb: set[int]
+    as_noun: set[int]
+    camel_actions: dict[int, str]
+    _spans: list[tuple[int, int, int]] | None
+    heads: dict[int, int]
+
+    def _is_self(self, name: str) -> bool:
+        words = name.replace('_', ' ').split()
+        if name in self.self_vocab or ' '.join(words) in self.self_vocab:
+            return True
+        return any(' '.join(words[i:]) in self.self_vocab for i in range(1, len(words)))
+
+
+def log_prefix(doc: Doc) -> set[int]:
+    """Token positions of a leading ``[logger_name]`` tag of a ROS log line."""
+    if len(doc) < 3 or doc[0].text != '[':
+        return set()
+    for tok in doc[1:8]:
+        if tok.text == ']':
+            return set(range(tok.i + 1))
+    return set()
+
+
+def is_code(doc: Doc, i: int, as_noun: set[int] | frozenset[int] = frozenset()) -> bool:
+    """An identifier after a noun ("floor 3", "shelf B2"), not a quantity ("87 %", "3 m")."""
+    tok = doc[i]
+    if not CODE.match(tok.text):
+        return False
+    if i + 1 < len(doc):
+        nxt = doc[i + 1]
+        unit = nxt.lower_.rstrip('.')
+        if nxt.text in {'%', 'x'} or unit in units():
+            return False
+    prev = doc[i - 1] if i > 0 else None
+    return prev is not None and (prev.pos_ in NOMINAL | {'ADJ'} or prev.i in as_noun) and not prev.is_punct
+
+
+def repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
+             states: frozenset[str]) -> tuple[set[int], set[int]]:
+    """Tokens the small tagger gets wrong in telegraphic text, by the shape of the clause.
+
+    A capitalised past form of a verb opening a sentence before a determiner is that verb
+    ("Hung the coat on the rack"). A "noun" in -s after a noun phrase and before a
+    preposition or the end, in a clause with no verb (or not its object), is the predicate
+    ("a drone hovers above the roof"). A base-form "verb" followed by a number, or right
+    after a bare noun, or after a colon or comma and before a bare noun, is a noun ("to
+    room 204", "dish rack empty", "Detection: fire extinguisher").
+    """
+    as_verb: set[int] = set()
+    as_noun: set[int] = set()
+    for sent in doc.sents:
+        has_verb = any(t.pos_ == 'VERB' for t in sent)
+        first = sent[0]
+        if (first.tag_ == 'NNP' and len(sent) > 2 and (sent[1].pos_ == 'DET' or sent[1].tag_ == 'RP')
+                and first.lower_ not in verbs and verb_base(first.lower_, verbs, irregular)):
+            as_verb.add(first.i)  # "Hung the coat": a past form opening an order-less log line
+        for tok in sent:
+            prev = tok.nbor(-1) if tok.i > sent.start else None
+            nxt = tok.nbor(1) if tok.i + 1 < sent.end else None
+            past = tok.lower_ in irregular or (tok.lower_.endswith('ed') and tok.lower_[:-2] in verbs)
+            if (tok.pos_ == 'NOUN' and ((tok.tag_ in {'NNS', 'VBZ'} and tok.lower_.endswith('s')
+                                         and tok.lemma_.lower() in verbs) or past)
+                    and prev is not None and not (has_verb and tok.dep_ in {'dobj', 'pobj'})
+                    and first.i not in as_verb  # the opening verb is the predicate
+                    and prev.pos_ in NOMINAL and (nxt is None or nxt.pos_ in {'ADP', 'PUNCT', 'ADV'})
+                    and (not has_verb or prev.pos_ == 'PROPN'
+                         or any(c.dep_ == 'det' for c in prev.children)
+                         or (prev.i > sent.start and prev.nbor(-1).pos_ == 'DET'))):
+                as_verb.add(tok.i)
+            elif tok.tag_ in {'VB', 'VBP'} and nxt is not None and not any(
+                    c.dep_ in {'dobj', 'prt'} and c.pos_ in {'PRON', 'DET', 'ADP'} for c in tok.children):
+                after_bare_noun = prev is not None and prev.pos_ in NOMINAL and not any(
+                    c.dep_ == 'det' for c in prev.children) and prev.i == sent.start
+                listed = (prev is None or prev.text in {':', ',', ';'}) and nxt.pos_ in NOMINAL \
+                    and nxt.i + 1 < sent.end and nxt.nbor(1).pos_ in {'ADP', 'PUNCT', 'NUM'}
+                if CODE.match(nxt.text) or after_bare_noun or listed or nxt.lower_ in states:
+                    as_noun.add(tok.i)
+            if tok.tag_ in {'VB', 'VBP'} and (tok.dep_ in {'dobj', 'pobj'} or (
+                    tok.tag_ == 'VBP' and prev is not None and prev.tag_ == 'NN'
+                    and prev.dep_ == 'nsubj' and prev.head.i == tok.i)):
+                # "on the coat rack", "the umbrella stand in the hall": a base-form verb
+                # is never an object, nor agrees with a singular subject.
+                as_noun.add(tok.i)
+            elif tok.tag_ == 'MD' and nxt is not None and nxt.tag_ in {'VBZ', 'VBD'}:
+                as_noun.add(tok.i)  # "the watering can is": a modal takes a base form
+    return as_verb, as_noun
+
+
+def verb_base(word: str, verbs: frozenset[str], irregular: dict[str, list[str]]) -> str:
+    """Base form of an inflected verb the lemmatizer missed ("unscrewed", "tore")."""
+    word = word.lower()
+    if word in irregular:
+        return irregular[word][0]
+    for suffix, repl in (('ied', 'y'), ('ed', ''), ('ed', 'e'), ('d', ''), ('ing', ''), ('ing', 'e'),
+                         ('es', ''), ('s', '')):
+        if word.endswith(suffix):
+            base = word[:-len(suffix)] + repl
+            if base in verbs:
+                return base
+            if len(base) > 2 and base[-1] == base[-2] and base[:-1] in verbs:
+                return base[:-1]
+    return ''
+
+
+def undouble(lemma: str) -> str:
+    """A lemma the lemmatizer left with a doubled consonant ("replanne" of "replanning")."""
+    if lemma.endswith('e') and len(lemma) > 4 and lemma[-2] == lemma[-3] and lemma[-2] not in 'aeioulsz':
+        return lemma[:-2]
+    if len(lemma) > 4 and lemma[-1] == lemma[-2] and lemma[-1] not in 'aeioulsz':
+        return lemma[:-1]
+    return lemma
+
+
+def has_object(tok: Token) -> bool:
+    """A direct object makes a verb whatever the tagger said ("Hung the coat ...")."""
+    return any(c.dep_ in {'dobj', 'obj'} for c in tok.children)
+
+
+def indefinite(tok: Token) -> bool:
+    """"a sandwich": some thing, not one whose state the memory can follow."""
+    return any(c.dep_ == 'det' and c.lower_ in {'a', 'an', 'some', 'another'} for c in tok.children)
+
+
+def present_copula(tok: Token) -> bool:
+    """``tok`` has a present-tense copula or auxiliary ("is", "are", "am")."""
+    return any(c.dep_ in {'auxpass', 'aux'} and c.lower_ in {'is', 'are', "'s", "'re", 'am'}
+               for c in tok.children)
+
+
+def conditional(tok: Token) -> bool:
+    """A clause that says when or if, not what happened ("before the guests arrive")."""
+    return tok.dep_ == 'advcl' and any(c.dep_ == 'mark' and c.lower_ in CONDITIONS for c in tok.children)
+
+
+def imperative(tok: Token) -> bool:
+    """"Don't move the vase": a negated request, not a failure."""
+    return any(c.dep_ == 'aux' and c.lower_ in {'do', 'does'} for c in tok.children) and not any(
+        c.dep_ in {'nsubj', 'nsubjpass'} for c in tok.children)

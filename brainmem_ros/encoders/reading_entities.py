@@ -1,0 +1,139 @@
+"""The things a parse names: mention spans, their heads and words, the robot itself left out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from brainmem_ros.encoders.lexicon import (
+    units,
+)
+from brainmem_ros.encoders.reading_actions import ActionReading
+from brainmem_ros.encoders.reading_base import (
+    LEFT_MODIFIERS,
+    NOMINAL,
+    SNAKE,
+    is_code,
+)
+from brainmem_ros.memory.types import Entity, normalise_name
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+
+class EntityReading(ActionReading):
+    """The things a parse names (a layer of a parse reading)."""
+
+    def entity_spans(self) -> list[tuple[int, int, int]]:
+        """(start, end, head) token positions of each mention of a thing."""
+        if self._spans is None:
+            self._spans = self._entity_spans()
+        return self._spans
+
+    def _entity_spans(self) -> list[tuple[int, int, int]]:
+        spans: list[tuple[int, int, int]] = []
+        for tok in self.doc:
+            if tok.i in self.skip or tok.i in self.camel_actions or not self._is_head(tok):
+                continue
+            start = tok.i
+            while start > 0 and self._keeps_left(self.doc[start - 1], tok):
+                start -= 1
+            end = tok.i + 1
+            if end < len(self.doc) and is_code(self.doc, end, self.as_noun):
+                end += 1
+            spans.append((start, end, tok.i))
+        return spans
+
+    def _is_head(self, tok: Token) -> bool:
+        if SNAKE.match(tok.text):
+            return not self._is_self(tok.text.lower()) and not self._snake_action(tok)
+        if not self._nominal(tok) or tok.i in self.as_verb:
+            return False
+        nxt = tok.nbor(1) if tok.i + 1 < len(self.doc) else None
+        if nxt is not None and self._abstract(nxt) and not (
+                nxt.i + 1 < len(self.doc) and self._nominal(nxt.nbor(1))):
+            pass  # "fridge temperature": a measure of the fridge, which is the thing
+        elif tok.dep_ == 'compound' and tok.head.i > tok.i and tok.head.pos_ in NOMINAL | {'NUM'}:
+            return False  # part of the noun after it
+        elif nxt is not None and self._nominal(nxt) and nxt.i not in self.as_verb \
+                and not nxt.text.isupper() and nxt.i not in self.camel_actions:
+            return False  # "coat stand" even when the parser attaches them apart
+        if tok.text.isupper() and len(tok.text) > 1 and tok.dep_ != 'compound':
+            return False  # a bare acronym names software (AMCL, YOLO), not a thing
+        if (is_code(self.doc, tok.i, self.as_noun) and tok.i > 0
+                and self._keeps_left(self.doc[tok.i - 1], tok)):
+            return True  # "corridor B": the code is the head
+        word = tok.lower_.rstrip('.')
+        if ((word in self.stop or tok.lemma_.lower() in self.stop) and tok.tag_ != 'MD') \
+                or not any(c.isalpha() for c in word):
+            return False  # a "modal" here is a noun by repairs ("the watering can is")
+        if '=' in word or (word in self.states and any(c.dep_ == 'nsubj' for c in tok.children)):
+            return False  # "y=-3.1": a reading; "freezer door ajar": a state of the door
+        return not self._gerund_action(tok) and not self._skill_action(tok)
+
+    def _abstract(self, tok: Token) -> bool:
+        """A noun for a measure, state or activity of a thing, not a thing ("temperature")."""
+        return (self._nominal(tok) and not is_code(self.doc, tok.i, self.as_noun)
+                and tok.tag_ != 'MD' and (tok.lower_ in self.stop or tok.lemma_.lower() in self.stop)
+                and tok.lower_ not in units())
+
+    def _nominal(self, tok: Token) -> bool:
+        return (tok.pos_ in NOMINAL or tok.i in self.as_noun) and tok.i not in self.as_verb
+
+    def _keeps_left(self, left: Token, head: Token) -> bool:
+        if left.i in self.skip or left.i in self.as_verb or SNAKE.match(head.text):
+            return False
+        if (self._nominal(left) and left.i + 1 == head.i) or (
+                self._nominal(left) and self._nominal(left.nbor(1)) and left.nbor(1).i < head.i):
+            return not self._is_head_blocker(left)
+        if left.i in self.skip or not (head.i > left.i) or (left.is_punct and left.text != '-'):
+            return False
+        if left.text == '-':
+            return left.i > 0 and left.nbor(1).i <= head.i
+        anchor = left.head
+        if anchor.i <= left.i or anchor.i > head.i:
+            if not (left.nbor(1).text == '-' and left.nbor(2).i <= head.i):
+                return False
+        if left.dep_ not in LEFT_MODIFIERS and not (left.pos_ in NOMINAL and left.dep_ == 'dep'):
+            return left.text.endswith('-') or (left.i + 1 < len(self.doc)
+                                               and self.doc[left.i + 1].text == '-')
+        word = left.lower_
+        if word in self.states or (left.tag_ == 'VBN') or left.pos_ in {'DET', 'NUM', 'PRON'}:
+            return False
+        return not (word in self.stop and left.pos_ not in NOMINAL)
+
+    def _is_head_blocker(self, left: Token) -> bool:
+        return left.lower_ in self.stop and left.pos_ not in NOMINAL
+
+    def entities(self, known_entities: Sequence[str]) -> tuple[Entity, ...]:
+        """The things the parse names (``known_entities`` as the caller names them)."""
+        found: dict[str, Entity] = {}
+        for start, end, head in self.entity_spans():
+            words = [self._word(self.doc[i], i == head) for i in range(start, end)]
+            name = ' '.join(w for w in words if w).replace(' - ', '-')
+            if not name or self._is_other_self(name, start, head):
+                continue
+            kind = 'place' if any(c.isdigit() for c in name) or '_' in name else (
+                'person' if all(self.doc[i].pos_ == 'PROPN' for i in range(start, head + 1))
+                and not any(c.isdigit() for c in name) else 'object')
+            found.setdefault(normalise_name(name), Entity(name=normalise_name(name), type=kind))
+        low = self.doc.text.lower()
+        for known in known_entities:
+            key = normalise_name(known)
+            if key and key not in found and re.search(rf'\b{re.escape(key)}\b', low):
+                found[key] = Entity(name=key)
+        return tuple(found.values())
+
+    def _is_other_self(self, name: str, start: int, head: int) -> bool:
+        head_tok = self.doc[head]
+        if head_tok.lower_ == 'robot' or head_tok.lemma_.lower() == 'robot':
+            return start == head or self.doc[head - 1].lower_ in {'the', 'this', 'my'}
+        return self._is_self(name.lower()) or self._is_self(head_tok.lemma_.lower())
+
+    def _word(self, tok: Token, is_head: bool) -> str:
+        if is_head and tok.tag_ in {'NNS', 'NNPS'}:
+            lemma = tok.lemma_.lower()
+            # "thermos" is a noun, not the plural of an unknown "thermo"
+            return tok.lower_ if lemma not in self.nouns and tok.lower_ in self.nouns else lemma
+        return tok.lower_

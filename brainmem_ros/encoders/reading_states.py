@@ -1,0 +1,248 @@
+"""The state changes a parse reports: results, placements and readings of measures."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from brainmem_ros.encoders.lexicon import (
+    switch_verbs,
+    units,
+)
+from brainmem_ros.encoders.reading_base import (
+    HELD,
+    NOMINAL,
+    PLACE_PREPS,
+    POWER,
+    RESTING_PREPS,
+    conditional,
+    has_object,
+    indefinite,
+    verb_base,
+)
+from brainmem_ros.encoders.reading_outcome import OutcomeReading
+from brainmem_ros.memory.types import StateChange, normalise_name
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+
+class StateReading(OutcomeReading):
+    """The state changes a parse reports (a layer of a parse reading)."""
+
+    def state_changes(self) -> tuple[StateChange, ...]:
+        """The state changes the parse reports."""
+        names, own = self._names_by_token()
+        found: list[StateChange] = []
+        for tok in self.doc:
+            word = tok.lower_
+            preposition = any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children)
+            if word in self.states and tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} and not (
+                    tok.dep_ == 'amod' and tok.head.i > tok.i) and not preposition \
+                    and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER):
+                subject = self._subject_of_state(tok, names)
+                if subject:
+                    found.append(StateChange(subject, 'power' if word in POWER else 'state',
+                                             '', word))
+            if (tok.pos_ in {'VERB', 'AUX'} or has_object(tok)) and not self._negated(tok) \
+                    and not self._unreal(tok):
+                found.extend(self._result_state(tok, names))
+                found.extend(self._placement(tok, names))
+        found.extend(self._readings(own))
+        return tuple(dict.fromkeys(found))
+
+    def _names_by_token(self) -> tuple[dict[int, str], dict[int, str]]:
+        """The entity name each token of a mention belongs to ("car" and "keys" of "the car
+        keys", whichever the parser made the object), and the same with the robot's own
+        parts, which have readings ("battery at 40 percent") but no place in the world."""
+        names: dict[int, str] = {}
+        own: dict[int, str] = {}
+        self.heads = {}
+        for start, end, head in self.entity_spans():
+            name = normalise_name(' '.join(self._word(self.doc[i], i == head)
+                                           for i in range(start, end)))
+            if not name:
+                continue
+            world = not self._is_other_self(name, start, head)
+            for i in range(start, end):
+                own[i] = name
+                self.heads[i] = head
+                if world:
+                    names[i] = name
+        return names, own
+
+    def _subject_of_state(self, tok: Token, names: dict[int, str]) -> str:
+        if tok.head.i in names and tok.head.i < tok.i and self.heads.get(tok.head.i) == tok.head.i:
+            return names[tok.head.i]  # "door open", "kettle on"
+        for anchor in (tok, tok.head):
+            for child in anchor.children:
+                if child.dep_ in {'nsubj', 'nsubjpass', 'csubj'} and child.i in names:
+                    return names[child.i]
+        if tok.i > 0 and tok.i - 1 in names:
+            return names[tok.i - 1]
+        return ''
+
+    def _unreal(self, tok: Token) -> bool:
+        """A clause that states an intention, a possibility or a condition, not a change:
+        an infinitive ("to put"), a modal ("should move"), "if/before ..."."""
+        return conditional(tok) or any(
+            c.dep_ in {'aux', 'auxpass'} and c.i not in self.as_noun
+            and (c.tag_ == 'MD' or (c.lower_ == 'to' and c.tag_ == 'TO')) for c in tok.children)
+
+    def _result_state(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
+        """"Closed the garage door" -> door.state closed; "emptied the bin" -> empty;
+        "turned off the lamp" -> lamp.power off. The state is the verb's participle when
+        that is a state word, or the adjective the verb is made from ("opened" -> open);
+        only a done act (past tense or participle) on a definite thing counts."""
+        # "switched off the lights" is parsed with the object under the particle.
+        candidates = [g for c in tok.children if c.dep_ == 'prt' for g in c.children if g.dep_ == 'pobj']
+        objects = [c for c in [*tok.children, *candidates] if c.dep_ in {'dobj', 'obj', 'pobj'}
+                   and c.i in names and not indefinite(c)]
+        if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB'):
+            return []
+        lemma, word = tok.lemma_.lower(), tok.lower_
+        if lemma not in self.verbs:
+            lemma = verb_base(word, self.verbs, self.irregular) or lemma
+        particle = next((c.lower_ for c in tok.children if c.dep_ == 'prt'), '')
+        if particle in POWER:
+            if lemma not in switch_verbs():
+                return []
+            attribute, value = 'power', particle
+        elif lemma in self.states and (word.endswith('ed') or word not in self.states):
+            attribute, value = 'state', lemma
+        elif word in self.states and word not in POWER:
+            attribute, value = 'state', word
+        else:
+            return []
+        return [StateChange(names[o.i], attribute, '', value) for o in objects]
+
+    def _placement(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
+        """"moved X from A to B", "X is on Y", "hung X on Y", "X is leaning against Y":
+        X.location from A to B. "took X from A" with no destination: X was at A and is
+        now held (the value :data:`HELD`) by whoever took it."""
+        copula = tok.lemma_.lower() == 'be' or tok.pos_ == 'AUX'
+        if copula:
+            movers = [c for c in tok.children if c.dep_ == 'nsubj' and c.i in names]
+        else:
+            movers = [c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'} and c.i in names]
+        transitive = bool(movers) and not copula
+        if not movers and not copula and not has_object(tok):
+            # "the umbrella is leaning against the rack": the subject is what is placed.
+            movers = [c for c in tok.children if c.dep_ == 'nsubj' and c.i in names]
+        movers = [m for m in movers if not any(c.dep_ == 'det' and c.lower_ == 'no' for c in m.children)]
+        if not movers:
+            return []
+        done = tok.tag_ in {'VBD', 'VBN'} or tok.i in self.as_verb
+        preps = [c for c in tok.children if c.dep_ == 'prep']
+        preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'}
+                  for g in c.children if g.dep_ == 'prep']  # "next to", "close to"
+        if transitive:
+            # "moved the keys to the drawer" with the phrase hung on the object (or on
+            # the head of its name when the parser split it).
+            hangers = dict.fromkeys(t for m in movers if m.dep_ == 'dobj'
+                                    for t in (m, self.doc[self.heads.get(m.i, m.i)]))
+            preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
+        before = after = ''
+        destination = False
+        for outer in sorted(preps, key=lambda p: p.i):
+            word, prep = outer.lower_, outer
+            if word == 'out' and any(c.lower_ == 'of' for c in outer.children):
+                word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
+            if not transitive and not copula and word not in RESTING_PREPS:
+                continue  # "looked at the table", "talked to Anna": no place of the subject
+            if word == 'from' and not done:
+                continue  # "watches the door from the rug", "a tower out of blocks"
+            destination = destination or word in PLACE_PREPS
+            target = self._place_of(prep, names)
+            if not target or any(names[m.i] == target for m in movers):
+                continue
+            if word == 'from':
+                before = before or target
+            elif word in PLACE_PREPS and not after:
+                after = target
+        if not after and before and transitive and not destination:
+            after = HELD
+        if not after:
+            return []
+        return [StateChange(name, 'location', before, after)
+                for name in dict.fromkeys(names[m.i] for m in movers)]
+
+    def _place_of(self, prep: Token, names: dict[int, str]) -> str:
+        """The thing a preposition names: its object, or what that object is part of
+        ("in front of the sofa", "on top of the fridge")."""
+        for obj in prep.children:
+            if obj.dep_ != 'pobj':
+                continue
+            bare = not any(c.dep_ in {'det', 'poss'} for c in obj.children)
+            if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
+                return names[obj.i]
+            for inner in obj.children:  # a bare noun with "of" makes a preposition
+                if inner.dep_ == 'prep' and inner.lower_ == 'of':
+                    got = next((g for g in inner.children if g.dep_ == 'pobj' and g.i in names), None)
+                    if got is not None:
+                        return names[got.i]
+        return ''
+
+    def _readings(self, names: dict[int, str]) -> list[StateChange]:
+        """A value with its unit: "the thermostat is set to 22 degrees" (setting), "fridge
+        temperature 4 C" (temperature: the measure noun), "battery at 40 percent" (level)."""
+        found: list[StateChange] = []
+        for num in self.doc:
+            if num.pos_ != 'NUM' or not num.like_num:
+                continue
+            unit = self._unit_of(num)
+            if unit is None:
+                continue
+            value = f'{num.text} {unit.text.rstrip(".")}' if unit.i != num.i else num.text
+            holder = unit if unit.dep_ in {'pobj', 'attr', 'npadvmod', 'dobj', 'appos'} else num
+            governor = holder.head
+            if holder.dep_ == 'pobj':
+                if governor.lower_ not in {'at', 'to'}:
+                    continue  # "for 20 minutes", "in 3 m"
+                governor = governor.head
+            if governor.i == holder.i:
+                continue
+            attribute = 'level'
+            subject: Token | None = governor
+            if governor.pos_ in {'VERB', 'AUX'}:
+                if governor.lemma_.lower() != 'be':
+                    attribute = 'setting'  # "set to 22 degrees", "turned the oven to 180"
+                subject = next((c for c in governor.children if c.dep_ in {'nsubj', 'nsubjpass', 'dobj'}
+                                and c.i < holder.i), None)
+                if subject is None and governor.dep_ == 'acl':
+                    subject = governor.head  # "thermostat set to 21 degrees"
+            elif holder.head.i == governor.i and holder.dep_ != 'pobj' and not self._abstract(governor) \
+                    and unit.text != '%' and unit.lower_ != 'percent':
+                continue  # "box 0.3 m ahead", "Spin 1.57 rad": a distance or a move, not a level
+            if subject is None or self._negated(governor) or self._unreal(governor):
+                continue
+            if self._abstract(subject):
+                attribute = subject.lemma_.lower()  # "the fridge temperature", "temperature of the fridge"
+                thing = next((c for c in subject.children if c.i in names and c.dep_ in
+                              {'compound', 'poss', 'nmod', 'amod'}), None)
+                if thing is None:
+                    of = next((c for c in subject.children if c.dep_ == 'prep' and c.lower_ == 'of'), None)
+                    thing = next((g for g in of.children if g.i in names), None) if of is not None else None
+                if thing is None and subject.i > 0 and subject.i - 1 in names:
+                    thing = self.doc[subject.i - 1]
+                subject = thing
+            if subject is not None and subject.i in names:
+                found.append(StateChange(names[subject.i], attribute, '', value))
+        return found
+
+    def _unit_of(self, num: Token) -> Token | None:
+        """The unit a number is counted in ("22 degrees", "40 %", "4 C"), or the number
+        itself for a bare reading after "at"/"to"; None for a count of things ("3 cups")."""
+        candidates = [num.head] if num.dep_ == 'nummod' and num.head.i > num.i else []
+        if num.i + 1 < len(self.doc):
+            candidates.append(self.doc[num.i + 1])
+        for cand in candidates:
+            word = cand.lower_.rstrip('.')
+            if cand.text == '%' or word in units() or (word in self.stop and cand.pos_ in NOMINAL
+                                                       and not self._abstract_measure(cand)):
+                return cand
+        return None
+
+    def _abstract_measure(self, tok: Token) -> bool:
+        """"temperature", "level": what is measured, not a unit (a number before it is
+        its value: "temperature 4 C")."""
+        return tok.dep_ in {'ROOT', 'nsubj'} and any(c.dep_ == 'compound' for c in tok.children)
