@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from functools import cache
-from importlib import resources
+
+from brainmem_ros.memory.wordlists import sections
 
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 # Retrieval drops only the function words of the shared list; its other sections
@@ -13,21 +13,9 @@ WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 _QUERY_SECTION = 'function words'
 
 
-@cache
 def stopword_sections() -> dict[str, frozenset[str]]:
     """The sections of ``brainmem_ros/data/stopwords.txt``: ``# -- name`` starts one."""
-    sections: dict[str, set[str]] = {}
-    current = ''
-    text = resources.files('brainmem_ros').joinpath('data/stopwords.txt').read_text(encoding='utf-8')
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith('# --'):
-            current = line[4:].strip()
-            continue
-        word = line.split('#', 1)[0].strip().lower()
-        if word:
-            sections.setdefault(current, set()).add(word)
-    return {name: frozenset(words) for name, words in sections.items()}
+    return sections('stopwords.txt')
 
 
 def query_stopwords() -> frozenset[str]:

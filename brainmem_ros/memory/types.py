@@ -6,12 +6,14 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from brainmem_ros.errors import BrainMemError, InvalidInputError
+from brainmem_ros.memory.wordlists import word_list
 
 
 class UnitType(str, Enum):
@@ -117,9 +119,14 @@ class Entity:
 def normalise_name(name: str) -> str:
     """Lower-case, single-spaced name without a leading article."""
     words = name.lower().replace('_', ' ').split()
-    if words and words[0] in {'the', 'a', 'an', 'my', 'its'}:
+    if words and words[0] in _name_articles():
         words = words[1:]
     return ' '.join(words)
+
+
+@cache
+def _name_articles() -> frozenset[str]:
+    return word_list('fact_words.txt', 'name articles')
 
 
 @dataclass(frozen=True)
