@@ -72,7 +72,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 @contextmanager
-def _node(data_dir: Path) -> Iterator[tuple[Any, int]]:
+def _node(data_dir: Path, params: dict[str, Any]) -> Iterator[tuple[Any, int]]:
     """The node on ``data_dir`` as a process and a client node spinning here: (client, pid)."""
     import rclpy
     import yaml
@@ -84,9 +84,9 @@ def _node(data_dir: Path) -> Iterator[tuple[Any, int]]:
     sys.path.insert(0, str(REPO / 'test'))
     from rosutil import node_process
 
-    params = data_dir.parent / 'params.yaml'
-    params.write_text(yaml.safe_dump({'/**': {'ros__parameters': {
-        'data_dir': str(data_dir), 'markers_period_s': 0.0}}}))
+    params_file = data_dir.parent / 'params.yaml'
+    params_file.write_text(yaml.safe_dump({'/**': {'ros__parameters': {
+        'data_dir': str(data_dir), 'markers_period_s': 0.0, **params}}}))
     context = Context()
     rclpy.init(context=context)
     client = rclpy.create_node('bench_ingest_client', context=context)
@@ -95,7 +95,7 @@ def _node(data_dir: Path) -> Iterator[tuple[Any, int]]:
     spinner = threading.Thread(target=spin, args=(executor,), daemon=True)
     spinner.start()
     try:
-        with node_process(['--ros-args', '--params-file', str(params)],
+        with node_process(['--ros-args', '--params-file', str(params_file)],
                           log=data_dir.parent / 'node.log') as proc:
             yield client, proc.pid
     finally:
@@ -149,14 +149,14 @@ def _wait_accounted(stats: Any, target: int, timeout: float) -> tuple[dict[str, 
 
 
 def burst(units: Sequence[CorpusUnit], warm: Sequence[CorpusUnit], *, live: bool,
-          timeout: float = 600.0) -> Run:
+          params: dict[str, Any] | None = None, timeout: float = 600.0) -> Run:
     """Publish ``warm``, wait, then publish ``units`` back to back into a fresh node."""
     from brainmem_ros.msg import Observation
     from brainmem_ros.srv import Stats
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
     with tempfile.TemporaryDirectory(prefix='brainmem-ingest-') as tmp, \
-            _node(Path(tmp) / 'memory') as (client, pid):
+            _node(Path(tmp) / 'memory', params or {}) as (client, pid):
         stats = client.create_client(Stats, 'stats')
         if not stats.wait_for_service(timeout_sec=120.0):
             msg = f'the node did not serve within 120 s (log: {tmp}/node.log)'
@@ -203,7 +203,8 @@ def _page(runs: Sequence[Run], *, command: str, kept: str) -> str:
         'shared with other jobs: the load average is in the table).',
         '',
         'Each run starts `brainmem_node` as its own process on a fresh store with the default '
-        'parameters (spaCy parser and MiniLM int8 encoder, no LLM; `ingest_batch_size` 64), stores '
+        'parameters unless `--param` says otherwise (spaCy parser and MiniLM int8 encoder, no LLM; '
+        '`ingest_batch_size` 64), stores '
         f'{N_WARM} observations to warm it, then publishes the run\'s observations back to back on '
         '`observations` from a reliable keep-all publisher in this process and waits until the '
         "node's Stats account for all of them. Texts: units of the benchmark corpus "
@@ -238,8 +239,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--stamps', choices=('live', 'corpus'), default='live',
                         help="live: stamped when built, just before publishing (a live sensor); "
                              "corpus: the corpus's own 2024 stamps (a replayed log)")
+    parser.add_argument('--param', action='append', default=[], metavar='NAME=VALUE',
+                        help='a node parameter other than its default (YAML value; repeatable)')
     parser.add_argument('--out', type=Path, default=REPO / 'docs' / 'ingest.md')
     args = parser.parse_args(argv)
+    import yaml
+
+    params = {name: yaml.safe_load(value) for name, _, value in (p.partition('=') for p in args.param)}
     # Our own DDS domain, local only: tests and other benchmarks may run beside this one.
     os.environ.setdefault('ROS_DOMAIN_ID', str(201 + os.getpid() % 30))
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
@@ -247,14 +253,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     units = [u for u, _ in corpus.units(FIRST_UNIT, FIRST_UNIT + N_WARM + args.count)]
     runs: list[Run] = []
     for i in range(args.repeats):
-        run = burst(units[N_WARM:], units[:N_WARM], live=args.stamps == 'live')
+        run = burst(units[N_WARM:], units[:N_WARM], live=args.stamps == 'live', params=params)
         runs.append(run)
         print(f'run {i + 1}: {run.count} in {run.seconds:.1f} s = {run.per_s:.0f}/s, stored {run.stored}, '
               f'node CPU {run.cpu_ms_per_obs:.2f} ms/obs on {run.cores_used:.2f} cores, machine idle '
               f'{run.machine_idle * 100:.0f}%, load {run.load_before:.1f} -> {run.load_after:.1f}',
               flush=True)
     command = (f'python -m bench.ingest_rate --count {args.count} --repeats {args.repeats} '
-               f'--stamps {args.stamps}')
+               f'--stamps {args.stamps}' + ''.join(f' --param {p}' for p in args.param))
     old = args.out.read_text(encoding='utf-8') if args.out.exists() else ''
     kept = old[old.index(KEPT):] if KEPT in old else ''
     args.out.write_text(_page(runs, command=command, kept=kept), encoding='utf-8')
