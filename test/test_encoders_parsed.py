@@ -150,3 +150,19 @@ def test_mistagged_words_repaired_by_the_clause(x: SpacyExtractor, text: str, en
     got = x.extract(text)
     assert {e.name for e in got.entities} == entities
     assert list(got.actions) == ([action] if action else [])
+
+
+def test_a_batch_parse_reads_as_one_text_at_a_time() -> None:
+    # The Store path parses a batch with nlp.pipe (prime); every extraction must be the one
+    # a single parse gives (checked once on 3,110 texts: the labelled sets and LoCoMo turns).
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).parent / 'data'
+    texts = [json.loads(line)['text'] for name in ('extraction_dev.jsonl', 'extraction_holdout.jsonl')
+             for line in (data / name).read_text(encoding='utf-8').splitlines() if line.strip()]
+    single = SpacyExtractor(cache_size=0)
+    batched = SpacyExtractor(cache_size=len(texts))
+    for start in range(0, len(texts), 64):
+        batched.prime(texts[start:start + 64])
+    assert [batched.extract(t) for t in texts] == [single.extract(t) for t in texts]
