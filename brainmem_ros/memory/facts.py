@@ -42,7 +42,7 @@ from brainmem_ros.memory.types import Entity, MemoryUnit, Pose, UnitType, normal
 from brainmem_ros.memory.wordlists import word_list
 
 __all__ = [
-    'BEFORE_OFFSET_S', 'CONFIDENCE', 'CURRENT_FACTOR', 'HOLDER', 'LOCATION', 'NAMED_FACTOR',
+    'BEFORE_OFFSET_S', 'CONFIDENCE', 'CURRENT_FACTOR', 'DERIVED_TYPES', 'HOLDER', 'LOCATION', 'NAMED_FACTOR',
     'PLACE_ATTRIBUTES', 'POSITION', 'SIGHTING_RADIUS', 'STALE_FACTOR', 'Claim', 'Fact', 'FactLookup',
     'answer_order', 'claims_of', 'entity_key', 'fact_factors', 'fact_of', 'fallback_locations',
     'format_pose', 'names_match', 'runs', 'same_value', 'singular', 'timeline', 'value_key',
@@ -68,6 +68,10 @@ STALE_FACTOR = 0.75     # states only values that no longer hold (or not yet) th
 NAMED_FACTOR = 1.15     # states a value the query itself names
 
 _SPOKEN_TYPES = (UnitType.OBSERVATION, UnitType.ACTION, UnitType.OUTCOME)
+# Units the memory writes about other units: a reflection is stamped when it is written and
+# quotes observations ("Latest: ..."), so claims parsed from it would state old values anew,
+# at a time when they may no longer hold, and make every later observation a late one.
+DERIVED_TYPES = (UnitType.REFLECTION,)
 _COPULAS = word_list('fact_words.txt', 'copulas')
 _NEGATIONS = word_list('fact_words.txt', 'negations')
 _SPATIAL = word_list('fact_words.txt', 'spatial prepositions')
@@ -161,8 +165,13 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
     * with a pose, a ``position`` sighting of every non-place entity of an observation,
       action or outcome (plans and reflections see nothing), except the places it left;
     * when the extractor gave no place for an entity, :func:`fallback_locations`.
+
+    A derived unit (:data:`DERIVED_TYPES`: a reflection) states nothing: it is evidence
+    of no fact, only of the units it was drawn from.
     """
     claims: list[Claim] = []
+    if unit.type in DERIVED_TYPES:
+        return claims
     stated: set[tuple[str, str]] = set()
     left: set[str] = set()
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from brainmem_ros.memory.facts import (
+    DERIVED_TYPES,
     POSITION,
     Claim,
     Fact,
@@ -33,6 +34,9 @@ from brainmem_ros.memory.store.sqlite import SqliteStore
 from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit
 
 REBUILD_KEY = 'facts_rebuild'
+# Set once the claims that derived units (reflections) filed before they stopped claiming
+# are taken back; a store without it is checked once, on open.
+DERIVED_KEY = 'facts_derived_claims_dropped'
 _SUPERSEDES_WEIGHT = 0.8
 _FACT_COLUMNS = ('id, entity, name, attribute, value, valid_from, valid_until, last_seen, pose, '
                  'source, confidence')
@@ -117,7 +121,31 @@ class FactStore:
                     'SELECT DISTINCT entity, attribute FROM fact_claims').fetchall():
                 self._recompute(db, key, attribute)
             db.execute('DELETE FROM meta WHERE key = ?', (REBUILD_KEY,))
+            db.execute('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)', (DERIVED_KEY, '1'))
             return int(db.execute('SELECT COUNT(*) FROM facts').fetchone()[0])
+
+    def drop_derived_claims(self) -> int:
+        """Take back claims that derived units filed (stores written before they stopped,
+        see :data:`~brainmem_ros.memory.facts.DERIVED_TYPES`) and rebuild the timelines
+        they were part of, from their earliest such claim; returns the claims dropped.
+
+        Once per store: afterwards only ``DERIVED_KEY`` is read.
+        """
+        types = [t.value for t in DERIVED_TYPES]
+        with self.store.atomic() as db:
+            derived = f'SELECT id FROM units WHERE type IN ({qmarks(len(types))})'
+            pairs = db.execute('SELECT entity, attribute, MIN(stamp), COUNT(*) FROM fact_claims '
+                               f'WHERE unit_id IN ({derived}) GROUP BY entity, attribute', types).fetchall()
+            if pairs:
+                db.execute(f'DELETE FROM fact_claims WHERE unit_id IN ({derived})', types)
+            for key, attribute, since, _n in pairs:
+                self._recompute(db, key, attribute, since=since)
+            db.execute('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)', (DERIVED_KEY, '1'))
+        return sum(n for *_, n in pairs)
+
+    def derived_claims_checked(self) -> bool:
+        """Whether :meth:`drop_derived_claims` has run on this store."""
+        return bool(self.store.get_meta(DERIVED_KEY))
 
     def rebuild_pending(self) -> bool:
         """Whether a migration asked for the facts to be derived again."""
