@@ -135,11 +135,20 @@ def retrieve_inprocess(store: Path, embedder: Embedder, n: int, *, profile: bool
 
 
 def _wait_for_graph(mem: BrainMem) -> None:
-    # The in-memory graph is read on a thread of its own after open (~25 s at 1M);
-    # until then edges come from SQLite. Measure the steady state.
+    # The in-memory graph and the vector cache are read on threads of their own after
+    # open (~25 s at 1M); until then SQLite answers. Measure the steady state.
     if mem.adjacency is not None and not mem.adjacency.wait_ready(600):
         msg = 'the in-memory graph was not read within 600 s'
         raise TimeoutError(msg)
+    cache = mem.store_db.vector_cache
+    if cache is not None and not cache.complete.wait(600):
+        msg = 'the vectors were not read into memory within 600 s'
+        raise TimeoutError(msg)
+
+
+def _steady(details: dict[str, Any]) -> bool:
+    """The node's Stats say its graph and vectors are in memory (or not kept there)."""
+    return details['graph'] in ('in memory', 'off') and not details['vectors'].startswith('reading')
 
 
 def _trim_profile(text: str) -> str:
@@ -186,9 +195,9 @@ def ros_node(store: Path) -> Iterator[Any]:
                           log=store.parent / f'{store.name}-node.log'):
             stats = _service(client, Stats, 'stats', timeout=120.0)
             end = time.monotonic() + 600
-            while json.loads(_call(stats, Stats.Request()).details_json)['graph'] != 'in memory':
+            while not _steady(json.loads(_call(stats, Stats.Request()).details_json)):
                 if time.monotonic() > end:
-                    msg = 'the in-memory graph was not read within 600 s'
+                    msg = 'the in-memory graph and vectors were not read within 600 s'
                     raise TimeoutError(msg)
                 time.sleep(0.5)
             client.destroy_client(stats)

@@ -168,3 +168,15 @@ def test_vector_candidates_keep_the_words_they_share(mem_factory: Any) -> None:
     hits = mem.retrieve(query, top_k=5)
     assert hits[0].unit.id == long.id
     assert hits[0].parts.lexical > 0.0
+
+
+def test_candidate_lists_grow_with_top_k(mem_factory: Any) -> None:
+    # The vector list alone (no activation, no other list) supplies results: at its
+    # default of 50 (given per 10 results), 60 results need it scaled up.
+    mem = mem_factory()
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, hops=0, lexical_candidates=0,
+                                               entity_candidates=0)
+    for i in range(90):
+        mem.store(f'Box {i} of screws stored on rack {i % 7} in aisle {i}')
+    got = mem.retrieve('box of screws on the rack', top_k=60)
+    assert len(got) == 60

@@ -64,8 +64,8 @@ class RetrievalConfig:
     w_act: float = opt(0.80, 0.0, 1.0, 'share of its missing evidence a memory gets from activation')
     vector_span: float = opt(0.25, 0.0, 2.0, 'cosine below the best candidate that counts as no '
                              'vector evidence (at least; more when the candidates spread wider)')
-    vector_candidates: int = opt(100, 10, 5000, 'vector neighbours taken as candidates')
-    lexical_candidates: int = opt(100, 0, 5000, 'BM25 matches taken as candidates')
+    vector_candidates: int = opt(50, 10, 5000, 'vector neighbours taken as candidates (per 10 results asked)')
+    lexical_candidates: int = opt(50, 0, 5000, 'BM25 matches taken as candidates (per 10 results asked)')
     entity_candidates: int = opt(50, 0, 5000, 'units per query entity taken as candidates')
     spread_floor: float = opt(0.3, 0.0, 1.0, 'candidates with less than this share of the best '
                               'evidence do not spread activation')
@@ -73,7 +73,8 @@ class RetrievalConfig:
     hop_decay: float = opt(0.8, 0.0, 1.0, 'activation multiplier per hop')
     activation_threshold: float = opt(0.05, 0.0, 1.0, 'activation below this stops spreading')
     fanout: int = opt(12, 1, 200, 'edges followed per unit per hop (strongest first)')
-    max_activated: int = opt(400, 10, 100000, 'cap on units reached by activation per query')
+    max_activated: int = opt(150, 10, 100000, 'cap on units reached by activation per query (per 10 '
+                             'results asked)')
     recency_lambda: float = opt(0.005, 0.0, 10.0, 'recency = exp(-lambda x hours since last access)')
     prior_recency: float = opt(0.04, 0.0, 0.25, 'score x (1 + this x (2 recency - 1))')
     prior_importance: float = opt(0.04, 0.0, 0.25, 'score x (1 + this x (importance / 5 - 1))')
@@ -151,6 +152,9 @@ class StoreConfig:
     busy_timeout_ms: int = opt(5000, 0, 600000, 'SQLite busy timeout')
     index_save_every: int = opt(1000, 1, 10**9, 'save the vector index after this many changes')
     max_text_bytes: int = opt(4096, 16, 1 << 20, 'longest observation text accepted (UTF-8 bytes)')
+    vector_cache: bool = field(default=True, metadata={
+        'description': 'hold unit vectors in memory as float16 (768 B a unit at 384 dimensions), '
+                       'read in after opening: Retrieve then reads none from disk'})
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,8 @@ _OVERSAMPLE = 1.25
 # Beyond ``filter_select_limit`` matching units, a filtered vector search asks the index
 # for this many times the candidates it needs and keeps those that pass.
 _BROAD_FILTER_OVERSAMPLE = 8
+# Candidate counts of RetrievalConfig are given for this many results (per_request).
+_PER = 10
 
 
 @dataclass
@@ -103,13 +105,14 @@ class Retriever:
             if allowed is not None and not allowed:
                 return Candidates({}, {}, {}, 0.0)
         cosine = self._vector_candidates(q, qvecs, weights, allowed)
-        floor = min(cosine.values()) if len(cosine) >= cfg.vector_candidates else 0.0
+        floor = min(cosine.values()) if len(cosine) >= per_request(cfg.vector_candidates, q) else 0.0
         lexical: dict[int, float] = {}
         window: dict[int, float] = {}
         ideal = 1.0
         words = [w for w in content_words(q.text) if len(w) > 2 or w.isdigit()][:MAX_TERMS]
         if words and cfg.lexical_candidates:
-            scored, window = self.store.fts_window(fts_expression(words), limit=cfg.lexical_candidates,
+            scored, window = self.store.fts_window(fts_expression(words),
+                                                   limit=per_request(cfg.lexical_candidates, q),
                                                    unit_filter=unit_filter)
             if scored:
                 ideal = ideal_bm25(*self.store.term_document_counts(words))
@@ -121,7 +124,8 @@ class Retriever:
             total = self.store.max_id()
             weight = {k: idf(n, total) for k, n in counts.items()}
             mass = max(sum(weight.values()), idf(1, total))  # as for BM25: see _ideal_bm25
-            per_key = self.store.units_with_entities(list(counts), per_key=cfg.entity_candidates,
+            per_key = self.store.units_with_entities(list(counts),
+                                                     per_key=per_request(cfg.entity_candidates, q),
                                                      unit_filter=unit_filter)
             for key, ids in per_key.items():
                 for uid in ids:
@@ -138,7 +142,7 @@ class Retriever:
     def _vector_candidates(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
                            allowed: list[int] | None) -> dict[int, float]:
         cfg = self.config
-        n = cfg.vector_candidates
+        n = per_request(cfg.vector_candidates, q)
         if allowed is not None and len(allowed) <= cfg.filter_exact_limit:
             # Few matching memories: compare the query with each of them exactly.
             vectors = self.store.vectors(allowed)
@@ -207,7 +211,7 @@ class Retriever:
         floor = cfg.spread_floor * max(evidence.values())
         activated = spread({u: e for u, e in evidence.items() if e >= floor}, self.neighbours,
                            hops=cfg.hops, decay=cfg.hop_decay, threshold=cfg.activation_threshold,
-                           max_activated=cfg.max_activated)
+                           max_activated=per_request(cfg.max_activated, q))
         for uid in evidence.keys() - activated.keys():
             activated[uid] = Activation(evidence[uid], (uid,))
         heads = [h for h in self.store.unit_heads(activated, with_pose=q.near is not None).values()
@@ -348,6 +352,15 @@ class _Scale:
     def evidence(self, uid: int, cos: float) -> float:
         return (self.w_vector * self.vector(cos) + self.w_lexical * self.lexical(uid)
                 + self.w_entity * self.entity(uid))
+
+
+def per_request(count: int, q: Query) -> int:
+    """A candidate count of the config (given per 10 results) for ``q.top_k`` results.
+
+    The defaults were measured at top_k 10; a planner asking for 50 memories needs a
+    deeper candidate list for the 50th to be as good a pick as the 10th is.
+    """
+    return count if q.top_k <= _PER else -(-count * q.top_k // _PER)
 
 
 def _path(activation: Activation, uid: int) -> tuple[int, ...]:

@@ -155,6 +155,7 @@ class ServiceCallbacks(MemoryNodeBase):
                 'index_size': s.index_size, 'index_status': s.index_status,
                 'graph': ('off' if mem.adjacency is None else
                           'in memory' if mem.adjacency.ready else 'reading (edges from SQLite meanwhile)'),
+                'vectors': _vector_cache_status(mem),
                 'enrichment': s.enrichment, 'episode_id': self.episode_id, 'goal': self.goal,
                 'ingest_queue': self._ingest.depth() if self._ingest else 0,
                 'ingest': {**(vars(self._ingest.counters) if self._ingest else {}),
@@ -190,3 +191,12 @@ class ServiceCallbacks(MemoryNodeBase):
             resp.episode_id, resp.goal = self.episode_id, self.goal
             resp.message = 'context updated'
         return self._serve(response, run)
+
+
+def _vector_cache_status(mem: BrainMem) -> str:
+    cache = mem.store_db.vector_cache
+    if cache is None:
+        return 'off'
+    if cache.complete.is_set():
+        return f'in memory ({len(cache)} held)'
+    return f'reading ({len(cache)} held so far; the rest from SQLite meanwhile)'

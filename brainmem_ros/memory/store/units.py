@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from brainmem_ros.errors import StoreError
+from brainmem_ros.memory.config import StoreConfig
 from brainmem_ros.memory.store.codec import (
     UnitHead,
     actions_json,
@@ -22,13 +26,70 @@ from brainmem_ros.memory.store.codec import (
 )
 from brainmem_ros.memory.store.connection import Connection
 from brainmem_ros.memory.store.sql import HEAD_COLUMNS, UNIT_COLUMNS, chunks, filter_sql, qmarks, valid_ids
+from brainmem_ros.memory.store.vector_cache import VectorCache, as_stored
 from brainmem_ros.memory.types import Enrichment, MemoryUnit, UnitFilter
 
 _log = logging.getLogger(__name__)
+# Vectors per statement of the bulk read that fills the vector cache after opening:
+# small enough that the read never holds the interpreter for long (~6 MB a batch).
+_FILL_BATCH = 4096
 
 
 class UnitRows(Connection):
-    """The ``units``, ``vectors`` and ``unit_entities`` tables."""
+    """The ``units``, ``vectors`` and ``unit_entities`` tables.
+
+    With ``StoreConfig.vector_cache`` the vectors are also held in memory
+    (:class:`~brainmem_ros.memory.store.vector_cache.VectorCache`), read in on a thread
+    of its own after opening, over a connection of its own (so no reader or writer
+    waits for it), and kept up to date by every insert and delete.
+    """
+
+    def __init__(self, path: Path, *, config: StoreConfig | None = None) -> None:
+        cfg = config or StoreConfig()
+        self.vector_cache: VectorCache | None = VectorCache() if cfg.vector_cache else None
+        self._fill_stop = threading.Event()
+        self._filler: threading.Thread | None = None
+        super().__init__(path, config=cfg)
+        if self.vector_cache is not None:
+            self._filler = threading.Thread(target=self._fill_vector_cache, args=(self.vector_cache,),
+                                            name='brainmem-vector-cache', daemon=True)
+            self._filler.start()
+
+    def close(self) -> None:
+        """Stop filling the vector cache, then close the store."""
+        self._fill_stop.set()
+        if self._filler is not None and self._filler is not threading.current_thread():
+            self._filler.join()
+        super().close()
+
+    def _fill_vector_cache(self, cache: VectorCache) -> None:
+        try:
+            db = sqlite3.connect(self._reader_uri, uri=True, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            _log.warning('vectors of %s not held in memory (read from disk instead): %s', self.path, exc)
+            return
+        try:
+            last = 0
+            # Each batch is a statement (a read transaction) of its own: a long snapshot
+            # would keep checkpoints from shrinking the WAL while the store is written.
+            while not self._fill_stop.is_set():
+                rows = db.execute('SELECT unit_id, vector FROM vectors WHERE unit_id > ? '
+                                  'ORDER BY unit_id LIMIT ?', (last, _FILL_BATCH)).fetchall()
+                if not rows:
+                    cache.complete.set()
+                    return
+                ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                blob = b''.join(r[1] for r in rows)
+                if len(blob) % (4 * len(rows)):
+                    _log.warning('vectors of %s have mixed sizes: not held in memory', self.path)
+                    return
+                cache.offer(ids, np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1))
+                last = int(ids[-1])
+        except sqlite3.Error as exc:
+            _log.warning('reading the vectors of %s into memory stopped (the rest are read from disk): %s',
+                         self.path, exc)
+        finally:
+            db.close()
 
     # -- writing ---------------------------------------------------------------------
 
@@ -53,6 +114,8 @@ class UnitRows(Connection):
             uid = int(cur.lastrowid or 0)
             db.execute('INSERT INTO vectors(unit_id, vector) VALUES (?, ?)',
                        (uid, np.ascontiguousarray(vector, dtype=np.float32).tobytes()))
+            if self.vector_cache is not None:
+                self.vector_cache.put(uid, vector)
             db.executemany('INSERT OR IGNORE INTO unit_entities(entity, unit_id) VALUES (?, ?)',
                            [(e.key, uid) for e in unit.entities if e.key])
             return uid
@@ -94,6 +157,8 @@ class UnitRows(Connection):
         """Delete units; their vectors, entity rows, edges and claims go with them (cascade)."""
         with self.atomic() as db:
             db.executemany('DELETE FROM units WHERE id = ?', [(i,) for i in ids])
+            if self.vector_cache is not None:
+                self.vector_cache.discard(ids)
 
     def touch(self, ids: Sequence[int], now: float) -> None:
         """Record a retrieval of ``ids``.
@@ -157,9 +222,25 @@ class UnitRows(Connection):
         return out
 
     def vectors(self, ids: Iterable[int]) -> dict[int, npt.NDArray[np.float32]]:
-        """Stored vectors by unit id."""
+        """Stored vectors by unit id (as the vector cache holds them, when there is one)."""
+        cache = self.vector_cache
+        if cache is None:
+            return self._read_vectors(valid_ids(ids))
+        found, missing = cache.get(valid_ids(ids))
+        if missing:
+            read = self._read_vectors(missing)
+            if read and len({v.shape for v in read.values()}) == 1:
+                ids_read = np.fromiter(read, dtype=np.int64, count=len(read))
+                matrix = np.stack(list(read.values()))
+                cache.offer(ids_read, matrix)  # read through: held from now on
+                found.update(zip(read, as_stored(matrix), strict=True))
+            else:
+                found.update(read)  # vectors of mixed sizes: a damaged store, as they are
+        return found
+
+    def _read_vectors(self, ids: list[int]) -> dict[int, npt.NDArray[np.float32]]:
         out: dict[int, npt.NDArray[np.float32]] = {}
-        for chunk in chunks(valid_ids(ids)):
+        for chunk in chunks(ids):
             for uid, blob in self._query(
                     f'SELECT unit_id, vector FROM vectors WHERE unit_id IN ({qmarks(len(chunk))})', chunk):
                 out[uid] = np.frombuffer(blob, dtype=np.float32)
