@@ -3,6 +3,14 @@
 Topic callbacks only check and enqueue (:class:`~brainmem_ros.ros.ingest.IngestWorker`
 stores in batches); while the node is inactive input is counted and ignored, and an
 observation the memory would refuse is counted and logged, never fatal.
+
+An observation or caption callback also takes the messages already waiting on its
+subscription (:func:`drain`) instead of leaving each to its own turn of the executor:
+one turn of rclpy's executor (a wait set of every entity of the node, a task, a pool
+thread) cost about 0.85 ms of CPU per message in a burst, a third of what storing the
+observation costs after it. The input subscriptions share a mutually exclusive callback
+group, so while one callback takes, the executor waits on none of them: messages are
+queued in the order they arrived, by one thread at a time.
 """
 
 from __future__ import annotations
@@ -11,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
+from rclpy.exceptions import InvalidHandle
+from rclpy.subscription import Subscription
 from std_msgs.msg import String
 
 from brainmem_ros.errors import BrainMemError
@@ -18,6 +28,30 @@ from brainmem_ros.memory.types import ObservationInput
 from brainmem_ros.msg import Observation
 from brainmem_ros.ros import convert
 from brainmem_ros.ros.node_base import MemoryNodeBase
+
+#: Messages one callback takes at most after its own, so that other input callbacks of
+#: the group (poses, the episode) get their turn within a burst.
+DRAIN_MAX = 256
+
+
+def drain(sub: Subscription, handle: Callable[[Any], None], *, limit: int = DRAIN_MAX) -> int:
+    """Hand ``handle`` the messages waiting on ``sub`` (at most ``limit``); returns how many.
+
+    For a callback of ``sub`` in a mutually exclusive group: the executor takes nothing
+    from ``sub`` meanwhile. A subscription destroyed meanwhile (deactivate) ends it.
+    """
+    taken = 0
+    while taken < limit:
+        try:
+            with sub.handle:
+                got = sub.handle.take_message(sub.msg_type, sub.raw)
+        except InvalidHandle:
+            break
+        if got is None:
+            break
+        taken += 1
+        handle(got[0])
+    return taken
 
 
 class InputCallbacks(MemoryNodeBase):
@@ -30,6 +64,20 @@ class InputCallbacks(MemoryNodeBase):
         self.get_logger().warning(f'topic input ignored while the node is inactive '
                                   f'({self._ignored_inactive} so far)', throttle_duration_sec=5.0)
         return False
+
+    def input_subscription(self, msg_type: Any, topic: str, callback: Callable[[Any], None],
+                           qos: Any, *, lost: Any) -> Subscription:
+        """A subscription in the input group whose callback also drains it (see :func:`drain`)."""
+        sub: Subscription | None = None
+
+        def take(msg: Any) -> None:
+            callback(msg)
+            if sub is not None:
+                drain(sub, callback)
+
+        sub = self.create_subscription(msg_type, topic, take, qos, callback_group=self._input_group,
+                                       event_callbacks=lost)
+        return sub
 
     def _refused(self, exc: BrainMemError) -> None:
         if self._ingest is not None:

@@ -197,17 +197,15 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
         h = self._handles
         g_in, g_q, g_a = self._ingest_group, self._query_group, self._admin_group
         lost = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
-        h.append(self.create_subscription(Observation, cfg.observation_topic, self.observation_callback,
-                                          qos, callback_group=g_in, event_callbacks=lost))
+        h.append(self.input_subscription(Observation, cfg.observation_topic, self.observation_callback,
+                                         qos, lost=lost))
         if cfg.shared_observation_topic:
             # A topic, not a field of Observation: a new field would change the message's
             # type hash and make every recorded bag of it unreadable by subscribers.
-            h.append(self.create_subscription(Observation, cfg.shared_observation_topic,
-                                              self.shared_observation_callback, qos, callback_group=g_in,
-                                              event_callbacks=lost))
+            h.append(self.input_subscription(Observation, cfg.shared_observation_topic,
+                                             self.shared_observation_callback, qos, lost=lost))
         for topic in cfg.text_topics:
-            h.append(self.create_subscription(String, topic, self._text_callback_for(topic), qos,
-                                              callback_group=g_in, event_callbacks=lost))
+            h.append(self.input_subscription(String, topic, self._text_callback_for(topic), qos, lost=lost))
         if cfg.pose_topic:
             pose_cls = PoseStamped if cfg.pose_type == 'PoseStamped' else PoseWithCovarianceStamped
             h.append(self.create_subscription(pose_cls, cfg.pose_topic, self.pose_callback, 10,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode
 
 from brainmem_ros.errors import BrainMemError
@@ -42,12 +42,15 @@ class MemoryNodeBase(LifecycleNode):
         self._handles: list[Any] = []
         self._events_pub: Any = None
         self._markers_pub: Any = None
-        # All groups are reentrant: BrainMem serialises its own writes, and rclpy's
+        # Reentrant groups: BrainMem serialises its own writes, and rclpy's
         # MultiThreadedExecutor busy-spins (holding the GIL) on ready entities of a
         # busy mutually exclusive group, which starved the workers under load (measured:
         # 58% of the node's samples in Future.done). Topic callbacks only enqueue.
-        # See also brainmem_ros.ros.node.EXECUTOR_THREADS.
+        # See also brainmem_ros.ros.node.EXECUTOR_THREADS. The one exception is the group
+        # of the observation and caption subscriptions, whose callbacks take the messages
+        # waiting (brainmem_ros.ros.inputs.drain): one at a time keeps their order.
         self._ingest_group = ReentrantCallbackGroup()
+        self._input_group = MutuallyExclusiveCallbackGroup()
         self._store_group = ReentrantCallbackGroup()
         self._query_group = ReentrantCallbackGroup()
         self._ingest: IngestWorker | None = None
