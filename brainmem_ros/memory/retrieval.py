@@ -22,6 +22,7 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -234,8 +235,14 @@ class Retriever:
         seen: set[str] = set()
         # A month of routine logs the same sentence many times; the planner gains nothing
         # from ten copies, so a text already returned (the newest, best copy) is skipped.
-        for start in range(0, len(order), 2 * q.top_k):
-            chunk = order[start:start + 2 * q.top_k]
+        # Units are read (and their JSON decoded) a chunk at a time: the first holds just
+        # a few more than top_k, since copies of a returned text are rare once near-copies
+        # have stepped back.
+        bounds = [0, q.top_k + 2]
+        while bounds[-1] < len(order):
+            bounds.append(bounds[-1] + 2 * q.top_k)
+        for start, end in itertools.pairwise(bounds):
+            chunk = order[start:end]
             units = self.store.get_units(heads[i].id for i in chunk)
             for i in chunk:
                 unit = units.get(heads[i].id)
