@@ -27,11 +27,12 @@ from brainmem_ros.memory.facts import (
     runs,
     same_value,
     singular,
+    value_key,
 )
 from brainmem_ros.memory.store.codec import decode_pose, pose_json
 from brainmem_ros.memory.store.sql import chunks, qmarks
 from brainmem_ros.memory.store.sqlite import SqliteStore
-from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit
+from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit, Pose
 
 REBUILD_KEY = 'facts_rebuild'
 # Set once the claims that derived units (reflections) filed before they stopped claiming
@@ -63,6 +64,7 @@ class FactStore:
         """
         claims = claims_of(unit)
         superseded: list[int] = []
+        poses = _PoseColumns()
         with self.store.atomic() as db:
             # Claims it made before (enrichment re-observes a unit) are taken back first.
             late: dict[tuple[str, str], float] = {}
@@ -75,11 +77,12 @@ class FactStore:
                 pair = (claim.key, claim.attribute)
                 newest = db.execute('SELECT MAX(stamp) FROM fact_claims WHERE entity = ? AND attribute = ?',
                                     pair).fetchone()[0]
-                self._insert_claim(db, claim)
                 if pair in late or (newest is not None and claim.stamp <= newest):
+                    self._insert_claim(db, claim, key=pair[0], pose=poses.of(claim.pose))
                     late[pair] = min(claim.stamp, late.get(pair, claim.stamp))
                     continue
-                closed = self._extend(db, claim)
+                fid, closed = self._extend(db, claim, pair[0], poses)
+                self._insert_claim(db, claim, key=pair[0], pose=poses.of(claim.pose), fact_id=fid)
                 if closed and claim.attribute != POSITION:
                     superseded += closed
             for (key, attribute), since in late.items():
@@ -151,42 +154,57 @@ class FactStore:
         """Whether a migration asked for the facts to be derived again."""
         return bool(self.store.get_meta(REBUILD_KEY))
 
-    def _insert_claim(self, db: sqlite3.Connection, claim: Claim) -> None:
+    def _insert_claim(self, db: sqlite3.Connection, claim: Claim, *, key: str | None = None,
+                      pose: str | None = None, fact_id: int | None = None) -> None:
+        """File one claim (``key``, ``pose``: its entity key and pose column, when known)."""
         db.execute('INSERT OR REPLACE INTO fact_claims(entity, attribute, unit_id, stamp, name, value, '
-                   'source, confidence, pose) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-                   (claim.key, claim.attribute, claim.unit_id, claim.stamp, claim.entity, claim.value,
-                    claim.source, claim.confidence, pose_json(claim.pose)))
+                   'source, confidence, pose, fact_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+                   (claim.key if key is None else key, claim.attribute, claim.unit_id, claim.stamp,
+                    claim.entity, claim.value, claim.source, claim.confidence,
+                    pose_json(claim.pose) if key is None else pose, fact_id))
 
-    def _extend(self, db: sqlite3.Connection, claim: Claim) -> list[int]:
-        """In-order claim: confirm the open fact or close it and open the next."""
-        row = db.execute(f'SELECT {_FACT_COLUMNS} FROM facts WHERE entity = ? AND attribute = ? '
-                         'AND valid_until IS NULL ORDER BY valid_from DESC LIMIT 1',
-                         (claim.key, claim.attribute)).fetchone()
+    def _extend(self, db: sqlite3.Connection, claim: Claim, key: str,
+                poses: _PoseColumns) -> tuple[int | None, list[int]]:
+        """In-order claim (not filed yet): confirm the open fact or close it and open the next.
+
+        Returns the fact the claim is evidence of (None: a dropped "from") and the units
+        whose fact it closed. A fact's first claim is at its ``valid_from`` and its newest at
+        its ``last_seen``, so both are primary-key lookups, however long the fact has held.
+        """
+        attribute = claim.attribute
+        row = db.execute('SELECT id, value, valid_from, last_seen, pose, confidence FROM facts '
+                         'WHERE entity = ? AND attribute = ? AND valid_until IS NULL '
+                         'ORDER BY valid_from DESC LIMIT 1', (key, attribute)).fetchone()
         if row is not None:
-            open_fact = self._fact(row, ())
-            first = self._claims(db, 'fact_id = ? ORDER BY stamp, unit_id LIMIT 1', (open_fact.id,))
-            if first and same_value(claim.attribute, first[0], claim):
-                value = fact_of([claim], None).value if claim.attribute == POSITION else open_fact.value
-                confidence = 1.0 - (1.0 - open_fact.confidence) * (1.0 - claim.confidence)
-                pose = claim.pose or open_fact.pose
+            fid, value, valid_from, last_seen, pose, confidence = row
+            if attribute == POSITION:  # the same place: near the first sighting
+                first = self._claims(db, 'entity = ? AND attribute = ? AND stamp = ? AND fact_id = ? '
+                                     'ORDER BY unit_id LIMIT 1', (key, attribute, valid_from, fid)) or \
+                    self._claims(db, 'fact_id = ? ORDER BY stamp, unit_id LIMIT 1', (fid,))
+                confirms = bool(first) and same_value(attribute, first[0], claim)
+            else:  # every claim of a fact has the value key of its first
+                confirms = value_key(attribute, value) == value_key(attribute, claim.value)
+            if confirms:
+                if attribute == POSITION:
+                    value = fact_of([claim], None).value
                 db.execute('UPDATE facts SET last_seen = MAX(last_seen, ?), value = ?, confidence = ?, '
                            'pose = ? WHERE id = ?',
-                           (claim.stamp, value, round(confidence, 4), pose_json(pose), open_fact.id))
-                self._link(db, claim, open_fact.id)
-                return []
+                           (claim.stamp, value,
+                            round(1.0 - (1.0 - confidence) * (1.0 - claim.confidence), 4),
+                            poses.of(claim.pose) if claim.pose is not None else pose, fid))
+                return fid, []
             if claim.source == 'before':
-                return []  # only ever confirms (see facts.runs); filed, part of no fact
-            db.execute('UPDATE facts SET valid_until = ? WHERE id = ?', (claim.stamp, open_fact.id))
-        fid = self._insert_fact(db, claim.key, fact_of([claim], None))
-        self._link(db, claim, fid)
+                return None, []  # only ever confirms (see facts.runs); filed, part of no fact
+            db.execute('UPDATE facts SET valid_until = ? WHERE id = ?', (claim.stamp, fid))
+        new = self._insert_fact(db, key, fact_of([claim], None), pose=poses.of(claim.pose))
         if row is None:
-            return []
-        return [r[0] for r in db.execute('SELECT unit_id FROM fact_claims WHERE fact_id = ? '
-                                         'ORDER BY stamp DESC LIMIT 1', (row[0],))]
-
-    def _link(self, db: sqlite3.Connection, claim: Claim, fid: int) -> None:
-        db.execute('UPDATE fact_claims SET fact_id = ? WHERE entity = ? AND attribute = ? AND unit_id = ? '
-                   'AND stamp = ?', (fid, claim.key, claim.attribute, claim.unit_id, claim.stamp))
+            return new, []
+        newest = db.execute('SELECT unit_id FROM fact_claims WHERE entity = ? AND attribute = ? '
+                            'AND stamp = ? AND fact_id = ? ORDER BY unit_id DESC LIMIT 1',
+                            (key, attribute, last_seen, fid)).fetchall() or \
+            db.execute('SELECT unit_id FROM fact_claims WHERE fact_id = ? ORDER BY stamp DESC LIMIT 1',
+                       (fid,)).fetchall()
+        return new, [r[0] for r in newest]
 
     def _recompute(self, db: sqlite3.Connection, key: str, attribute: str, *,
                    since: float | None = None) -> None:
@@ -231,12 +249,13 @@ class FactStore:
                            'unit_id = ? AND stamp = ?',
                            [(fid, key, attribute, c.unit_id, c.stamp) for c in group])
 
-    def _insert_fact(self, db: sqlite3.Connection, key: str, fact: Fact) -> int:
+    def _insert_fact(self, db: sqlite3.Connection, key: str, fact: Fact, *, pose: str | None = None) -> int:
         cur = db.execute(
             'INSERT INTO facts(entity, head, name, attribute, value, valid_from, valid_until, last_seen, '
             'pose, source, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
             (key, _head(key), fact.entity, fact.attribute, fact.value, fact.valid_from, fact.valid_until,
-             fact.last_seen, pose_json(fact.pose), fact.source, fact.confidence))
+             fact.last_seen, pose if pose is not None else pose_json(fact.pose), fact.source,
+             fact.confidence))
         return int(cur.lastrowid or 0)
 
     # -- reading ---------------------------------------------------------------------
@@ -306,6 +325,21 @@ class FactStore:
     def count(self) -> int:
         """Number of facts (open and closed)."""
         return int(self.store._query('SELECT COUNT(*) FROM facts')[0][0])
+
+
+class _PoseColumns:
+    """The ``pose`` column of each pose, written once: every claim of a unit has the unit's."""
+
+    def __init__(self) -> None:
+        self._pose: Pose | None = None
+        self._column: str | None = None
+
+    def of(self, pose: Pose | None) -> str | None:
+        if pose is None:
+            return None
+        if pose is not self._pose:
+            self._pose, self._column = pose, pose_json(pose)
+        return self._column
 
 
 def observe_facts(store: SqliteStore, unit: MemoryUnit) -> list[int]:
