@@ -37,6 +37,10 @@ from brainmem_ros.memory.types import Edge, MemoryEvent, MemoryUnit, Observation
 if TYPE_CHECKING:
     from brainmem_ros.encoders.base import Reasoner
 
+# Longest a consolidation step waits for a quiet spell between requests: under a
+# steady stream of Retrieves a cycle still advances (about 20 steps a second).
+_DEFER_S = 0.05
+
 
 class Upkeep:
     """Reinforce, consolidate, reflect, protect and forget (a part of ``BrainMem``)."""
@@ -98,8 +102,10 @@ class Upkeep:
         Every step is one short transaction and the lock is released between them:
         units decay in chunks of ``dynamics.DECAY_CHUNK``, edges decay by one write of
         the edge scale, weak edges are pruned per range of source ids, replay counts
-        per range of unit ids. Store and Retrieve carry on while a cycle runs. A cycle a
-        crash interrupted is finished first, from where it was.
+        per range of unit ids. Store and Retrieve carry on while a cycle runs: each step
+        waits for a quiet spell of the store (``SqliteStore.wait_quiet``, up to
+        ``_DEFER_S``), so requests seldom wait for a step. A cycle a crash interrupted is
+        finished first, from where it was.
         """
         t = to_seconds(now, 'now')
         when = self.clock() if t is None else t
@@ -110,6 +116,8 @@ class Upkeep:
             with self._lock:
                 cycle = dynamics.begin_cycle(self.store_db, now=when)
             while True:
+                # Between requests, not into them (each step waits at most _DEFER_S).
+                self.store_db.wait_quiet(_DEFER_S)
                 started = time.perf_counter()
                 with self._lock:
                     step = dynamics.decay_chunk(self.store_db, self.index, cycle,
@@ -123,6 +131,7 @@ class Upkeep:
             pruned = 0  # the last cycle's, as before
             steps = dynamics.edge_steps(self.store_db, cycle, config=self.config.dynamics)
             while True:
+                self.store_db.wait_quiet(_DEFER_S)
                 started = time.perf_counter()
                 with self._lock:
                     try:

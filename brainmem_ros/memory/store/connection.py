@@ -20,6 +20,7 @@ import secrets
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,10 @@ from brainmem_ros.memory.store.schema import MIGRATIONS, SCHEMA_VERSION
 from brainmem_ros.memory.store.sql import split_sql
 
 _PRIVATE = 0o600
+# A request (Retrieve, Store) takes the store's lock many times with short gaps of
+# Python work between; background work that waits for this long a quiet spell
+# slips in between requests rather than into them (wait_quiet).
+QUIET_S = 0.005
 _log = logging.getLogger(__name__)
 
 def _make_private(path: Path) -> None:
@@ -60,6 +65,8 @@ class Connection:
         self.config = config or StoreConfig()
         self._lock = threading.RLock()
         self._depth = 0
+        self._last_use = 0.0  # time.monotonic() of the last read or commit (wait_quiet)
+        self._background = False  # the transaction under way is background work
         self._reader_uri = _uri(self.path, mode='ro')  # for reader(): never writes
         #: Why the store refuses writes ('' when it is writable).
         self.read_only_reason = ''
@@ -166,12 +173,55 @@ class Connection:
             self._db.close()
 
     @contextmanager
-    def atomic(self) -> Iterator[sqlite3.Connection]:
+    def atomic(self, *, durable: bool = True, background: bool = False) -> Iterator[sqlite3.Connection]:
         """One transaction (nested calls join the outer one); rolls back on any error.
 
         SQLite failures inside the block (disk full, I/O error, read-only file)
         leave as :class:`StoreError`; nothing of the transaction is kept.
+
+        ``durable=False``: no fsync of its own (still atomic; a kill -9 keeps it; the next
+        durable commit or checkpoint makes it durable): for writes redone when a power cut
+        loses them (access statistics, a consolidation step saved with its progress).
+        ``background=True``: not a request's transaction (see :meth:`wait_quiet`).
         """
+        with self._lock:
+            outermost = not self._depth
+            if outermost and not background:
+                self._last_use = time.monotonic()
+            if outermost:
+                # Reads inside a background transaction are not a request's either.
+                self._background = background
+            relaxed = (not durable and not self._depth and not self.read_only
+                       and self.config.synchronous.upper() in ('FULL', 'EXTRA'))
+            if not relaxed:
+                with self._transaction() as db:
+                    yield db
+                return
+            self._db.execute('PRAGMA synchronous = NORMAL')
+            try:
+                with self._transaction() as db:
+                    yield db
+            finally:
+                self._db.execute(f'PRAGMA synchronous = {self.config.synchronous}')
+
+    def wait_quiet(self, limit_s: float, *, quiet_s: float = QUIET_S) -> None:
+        """Wait (at most ``limit_s``) until nobody has used the store for ``quiet_s``.
+
+        For background work (a consolidation step) before it takes the lock: a request
+        under way uses the store every few milliseconds, so the step waits for its end
+        instead of making each of its reads wait for the step. Call it without holding
+        any lock a request needs.
+        """
+        end = time.monotonic() + limit_s
+        while True:
+            now = time.monotonic()
+            idle = now - self._last_use
+            if idle >= quiet_s or now >= end:
+                return
+            time.sleep(min(quiet_s - idle, end - now))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             if self._depth:
                 self._depth += 1
@@ -270,6 +320,8 @@ class Connection:
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one read statement, under the lock (for this package's modules only)."""
         with self._lock:
+            if not (self._depth and self._background):
+                self._last_use = time.monotonic()
             try:
                 return self._db.execute(sql, params).fetchall()
             except sqlite3.Error as exc:

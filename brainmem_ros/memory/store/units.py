@@ -171,24 +171,16 @@ class UnitRows(Connection):
             outermost = self._depth == 0
             if outermost and self.read_only:
                 return  # said once, when the store was opened read-only
-            # No fsync of its own: the commit reaches the WAL (a kill -9 keeps it) and the
-            # next synchronous commit or checkpoint makes it durable; only a power cut
-            # before then loses it. Every Retrieve writes these, and a FULL commit per
-            # Retrieve was its slowest, most variable step.
-            relaxed = outermost and self.config.synchronous.upper() in ('FULL', 'EXTRA')
-            if relaxed:
-                self._db.execute('PRAGMA synchronous = NORMAL')
+            # Not durable by itself (see atomic): every Retrieve writes these, and a FULL
+            # commit per Retrieve was its slowest, most variable step.
             try:
-                with self.atomic() as db:
+                with self.atomic(durable=False) as db:
                     db.executemany('UPDATE units SET access_count = access_count + 1, '
                                    'last_access = ? WHERE id = ?', [(now, i) for i in ids])
             except StoreError as exc:
                 if not outermost:
                     raise
                 _log.warning('access statistics not recorded: %s', exc)
-            finally:
-                if relaxed:
-                    self._db.execute(f'PRAGMA synchronous = {self.config.synchronous}')
 
     # -- reading by id ----------------------------------------------------------------
 
