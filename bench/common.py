@@ -51,7 +51,7 @@ def load_embedder() -> Embedder:
     cfg = EncoderConfig()
     embedder: Embedder = OnnxEmbedder(paths.embedder_model, paths.tokenizer, cache_size=0,
                                       threads=cfg.threads, batch_size=cfg.batch_size,
-                                      parallel=cfg.parallel_calls)
+                                      parallel=cfg.parallel_calls, query_threads=cfg.query_threads)
     return embedder
 
 

@@ -75,6 +75,8 @@ def instrument_retrieve(mem: BrainMem) -> StageTimer:
     """Time the parts of BrainMem.retrieve."""
     timer = StageTimer()
     timer.wrap(mem.retriever.embedder, 'embed', 'embed query (ONNX)')
+    if hasattr(mem.retriever.embedder, 'embed_query'):
+        timer.wrap(mem.retriever.embedder, 'embed_query', 'embed query (ONNX)')
     timer.wrap(mem.index, 'search', 'vector search (FAISS)')
     timer.wrap(mem.store_db, 'fts_window', 'lexical recall (FTS5/BM25)')
     timer.wrap(mem.store_db, 'term_document_counts', 'lexical recall (FTS5/BM25)')

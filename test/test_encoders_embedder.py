@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -238,9 +239,9 @@ def test_primed_vectors_are_the_ones_embed_computes(encoder_paths: ModelPaths, o
     calls = [0]
     real_run = primer._run
 
-    def counting(batch: list[str]) -> npt.NDArray[np.float32]:
+    def counting(batch: list[str], *session: object) -> npt.NDArray[np.float32]:
         calls[0] += 1
-        return real_run(batch)
+        return real_run(batch, *session)
 
     monkeypatch.setattr(primer, '_run', counting)
     np.testing.assert_array_equal(primer.embed(texts), onnx_embedder.embed(texts))
@@ -256,3 +257,33 @@ def test_primed_vectors_are_bounded(encoder_paths: ModelPaths, monkeypatch: pyte
     primer = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, cache_size=0)
     primer.prime([f'shelf {i} is empty' for i in range(5)])
     assert list(primer._primed) == [f'shelf {i} is empty' for i in range(2, 5)]  # the oldest dropped
+
+
+def test_query_session_gives_the_same_vectors(encoder_paths: ModelPaths) -> None:
+    texts = ['where did I leave the red mug?', 'find the mug', 'I am in the kitchen']
+    store_side = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, cache_size=0)
+    both = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, cache_size=0,
+                        query_threads=2)
+    assert both._query_session is not both._session  # a session of its own
+    assert np.array_equal(both.embed_query(texts), store_side.embed(texts))
+    assert np.array_equal(both.embed(texts), store_side.embed(texts))
+    # query_threads 0 (or equal to threads): Retrieve shares the one session.
+    shared = OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, query_threads=0)
+    assert shared._query_session is shared._session
+    with pytest.raises(ConfigError, match='query_threads'):
+        OnnxEmbedder(encoder_paths.embedder_model, encoder_paths.tokenizer, query_threads=-1)
+
+
+def test_retrieve_embeds_on_the_query_session(mem_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = mem_factory()
+    mem.store('The red mug is on the kitchen table')
+    calls: list[list[str]] = []
+    inner = mem.retriever.embedder.embed_query
+
+    def spy(texts: list[str]) -> npt.NDArray[np.float32]:
+        calls.append(list(texts))
+        return inner(texts)
+
+    monkeypatch.setattr(mem.retriever.embedder, 'embed_query', spy)
+    assert mem.retrieve('where is the mug?', goal='fetch the mug')
+    assert calls == [['where is the mug?', 'fetch the mug']]

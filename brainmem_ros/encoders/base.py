@@ -47,6 +47,22 @@ class BatchEmbedder(Protocol):
         ...
 
 
+@runtime_checkable
+class QueryEmbedder(Protocol):
+    """An embedder with a session of its own for Retrieve's queries (latency first)."""
+
+    def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """As :meth:`Embedder.embed` (the same vectors), on the query session."""
+        ...
+
+
+def embed_query(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """The vectors of a query's texts: on the embedder's query session if it has one."""
+    if isinstance(embedder, QueryEmbedder):
+        return embedder.embed_query(texts)
+    return embedder.embed(texts)
+
+
 class Extractor(Protocol):
     """Pulls grounded entities, actions, state changes and outcome from one text."""
 

@@ -18,7 +18,7 @@ def default_embedder(config: EncoderConfig) -> Embedder:
         Path(config.embedder_model) if config.embedder_model else paths.embedder_model,
         Path(config.tokenizer) if config.tokenizer else paths.tokenizer,
         max_tokens=config.max_tokens, threads=config.threads, batch_size=config.batch_size,
-        parallel=config.parallel_calls, output=config.embedder_output)
+        parallel=config.parallel_calls, output=config.embedder_output, query_threads=config.query_threads)
     return embedder
 
 

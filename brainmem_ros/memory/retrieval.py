@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from brainmem_ros.encoders.base import Embedder
+from brainmem_ros.encoders.base import Embedder, embed_query
 from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import RetrievalConfig
 from brainmem_ros.memory.diversity import diversify
@@ -265,7 +265,7 @@ class Retriever:
         """Query vectors, the evidence scale, cosines and the evidence of every candidate."""
         texts = [t for t, _ in q.parts]
         weights = [w for _, w in q.parts]
-        qvecs = self.embedder.embed(texts)
+        qvecs = embed_query(self.embedder, texts)
         found = self.recall(q, qvecs, weights)
         seed_ids = found.ids
         cosine = dict(found.cosine)
