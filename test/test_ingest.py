@@ -51,11 +51,11 @@ def test_prepare_overlaps_commit(mem_factory: Any, monkeypatch: pytest.MonkeyPat
             overlapped.set()
         return real_prepare(batch)
 
-    def commit(prepared: PreparedBatch) -> list[StoreResult | BrainMemError]:
+    def commit(prepared: PreparedBatch, *, reflect: bool = True) -> list[StoreResult | BrainMemError]:
         committing.set()
         overlapped.wait(5.0)  # hold the first commit until the next prepare has started
         committing.clear()
-        return real_commit(prepared)
+        return real_commit(prepared, reflect=reflect)
 
     monkeypatch.setattr(mem, 'prepare', prepare)
     monkeypatch.setattr(mem, 'commit', commit)
@@ -78,12 +78,12 @@ def test_a_failing_batch_does_not_stop_the_ingest(mem_factory: Any, monkeypatch:
     calls = [0]
     lost: list[int] = []
 
-    def flaky(prepared: PreparedBatch) -> list[StoreResult | BrainMemError]:
+    def flaky(prepared: PreparedBatch, *, reflect: bool = True) -> list[StoreResult | BrainMemError]:
         calls[0] += 1
         if calls[0] == 1:
             lost.append(len(prepared.results))  # however many the first batch took
             raise RuntimeError('disk controller reset')
-        return real_commit(prepared)
+        return real_commit(prepared, reflect=reflect)
 
     monkeypatch.setattr(mem, 'commit', flaky)
     worker = IngestWorker(mem, maxsize=100, batch_size=4, warn=warnings.append)
@@ -98,3 +98,74 @@ def test_a_failing_batch_does_not_stop_the_ingest(mem_factory: Any, monkeypatch:
     assert worker.counters.refused == lost[0] and worker.counters.stored == 8 - lost[0]
     assert any('disk controller reset' in w for w in warnings)
     assert mem.stats().units == 8 - lost[0]
+
+
+def _chores(n: int) -> list[ObservationInput]:
+    """Important observations of one dishwasher: a reflection falls due every few of them."""
+    return [ObservationInput(f'The dishwasher in the kitchen failed to start on attempt {i}.',
+                             stamp=1_000.0 + 60 * i, episode_id='dishes', importance=8.0)
+            for i in range(n)]
+
+
+def _reflections(mem: BrainMem) -> list[tuple[int, str]]:
+    return file_rows(mem.store_db.path, "SELECT id, text FROM units WHERE type = 'reflection' ORDER BY id")
+
+
+def test_reflections_go_through_the_stages_and_link_to_their_evidence(mem_factory: Any) -> None:
+    # The insights a commit makes due are written with a later batch (not inside the
+    # commit), are not counted as observations, and link to what they were drawn from.
+    mem: BrainMem = mem_factory()
+    events: list[tuple[str, tuple[int, ...], str]] = []
+    mem._on_event = lambda e: events.append((e.kind, e.ids, e.detail))
+    warnings: list[str] = []
+    worker = IngestWorker(mem, maxsize=1000, batch_size=8, warn=warnings.append)
+    items = _chores(64)
+    for item in items:
+        worker.put(item)
+    worker.close()
+    assert warnings == []
+    assert worker.counters.stored == len(items) and worker.counters.refused == 0
+    reflections = _reflections(mem)
+    assert reflections and all('dishwasher' in text for _, text in reflections)
+    for uid, _ in reflections:
+        evidence = file_rows(
+            mem.store_db.path,
+            "SELECT u.type FROM edges e JOIN units u ON u.id = e.dst WHERE e.src = ? AND e.kind = 'evidence'",
+            (uid,))
+        assert evidence and all(t == 'observation' for (t,) in evidence)
+    # Each 'created' event names the type of its units: insights are not announced as observations.
+    types = dict(file_rows(mem.store_db.path, 'SELECT id, type FROM units'))
+    created = [(ids, detail) for kind, ids, detail in events if kind == 'created']
+    assert all(types[i] == detail for ids, detail in created for i in ids)
+    assert any(detail == 'reflection' for _, detail in created)
+    assert sum(kind == 'reflected' for kind, _, _ in events) >= 1
+    assert mem.stats().units == len(items) + len(reflections)
+
+
+def test_insights_due_after_the_last_batch_are_stored_before_close_returns(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    warnings: list[str] = []
+    worker = IngestWorker(mem, maxsize=1000, batch_size=64, warn=warnings.append)
+    for item in _chores(30):  # one batch: its reflection is planned after its commit
+        worker.put(item)
+    worker.close()
+    assert warnings == [] and worker.counters.stored == 30
+    assert _reflections(mem)
+
+
+def test_insights_do_not_wait_for_the_next_observation(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    warnings: list[str] = []
+    worker = IngestWorker(mem, maxsize=1000, batch_size=64, warn=warnings.append)
+    try:
+        for item in _chores(30):
+            worker.put(item)
+        end = threading.Event()
+        for _ in range(200):  # the stream stops here; the reflection still arrives
+            if _reflections(mem):
+                break
+            end.wait(0.05)
+        assert _reflections(mem)
+    finally:
+        worker.close()
+    assert warnings == []

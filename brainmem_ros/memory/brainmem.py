@@ -231,7 +231,8 @@ class BrainMem(Upkeep):
         results: list[StoreResult | BrainMemError | None] = [None] * len(items)
         drafts: list[tuple[int, MemoryUnit]] = []
         if isinstance(self.extractor, BatchExtractor) and len(items) > 1:
-            self.extractor.prime([i.text for i in items if isinstance(i.text, str)])
+            # The texts as check_observation leaves them (stripped): what _draft extracts.
+            self.extractor.prime([i.text.strip() for i in items if isinstance(i.text, str)])
         for i, item in enumerate(items):
             try:
                 drafts.append((i, self._draft(item)))
@@ -243,8 +244,19 @@ class BrainMem(Upkeep):
             return PreparedBatch([r if r is not None else exc for r in results], [], None)
         return PreparedBatch(results, drafts, vectors)
 
-    def commit(self, prepared: PreparedBatch) -> list[StoreResult | BrainMemError]:
-        """Deduplicate, link and write a prepared batch in one transaction."""
+    @property
+    def reflects_on_store(self) -> bool:
+        """Whether a commit reflects (without an LLM); with one, enrichment reflects after it."""
+        return self.enrichment is None and self.reasoner is None
+
+    def commit(self, prepared: PreparedBatch, *, reflect: bool = True) -> list[StoreResult | BrainMemError]:
+        """Deduplicate, link and write a prepared batch in one transaction.
+
+        Then, when :attr:`reflects_on_store`, reflect (:meth:`reflect`) unless ``reflect``
+        is false: the topic ingest plans the reflection itself and stores its insights
+        with its next batch, so that their parse and vectors are made in the stages
+        before the commit instead of holding up the writer.
+        """
         results = list(prepared.results)
         drafts, vectors = prepared.drafts, prepared.vectors
         created: list[MemoryUnit] = []
@@ -286,15 +298,18 @@ class BrainMem(Upkeep):
         merged = [r.unit.id for r in results if isinstance(r, StoreResult) and not r.created]
         if merged:
             self._emit('merged', merged, 'near-duplicate folded into an existing memory')
-        if created:
-            self._emit('created', [u.id for u in created], created[0].type.value)
+        by_type: dict[str, list[int]] = {}
+        for unit in created:  # a batch of the topic ingest may hold the insights of a reflection
+            by_type.setdefault(unit.type.value, []).append(unit.id)
+        for kind, ids in by_type.items():
+            self._emit('created', ids, kind)
         if superseded:
             self._emit('superseded', superseded, f'by memories {[u.id for u in created]}')
         if self.enrichment is not None:
             for unit in created:
                 if not self.enrichment.submit(unit.id):
                     self.store_db.set_enrichment(unit.id, Enrichment.SKIPPED, 'enrichment queue full')
-        elif self.reasoner is None and created:
+        elif self.reasoner is None and created and reflect:
             self.reflect()
         return [r if r is not None else StoreError('not stored') for r in results]
 

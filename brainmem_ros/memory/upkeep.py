@@ -161,25 +161,44 @@ class Upkeep:
 
     def reflect(self, *, now: TimeLike | None = None, force: bool = False) -> list[MemoryUnit]:
         """Create reflection units when enough important experience has piled up."""
-        t = to_seconds(now, 'now')
-        when = self.clock() if t is None else t
-        with self._lock:
-            units = reflection.due_units(self.store_db, self.config.dynamics, force=force)
-        planned = reflection.plan(units, self.reasoner, now=when,
-                                  max_text_bytes=self.config.store.max_text_bytes) if units else []
+        planned = self.plan_reflection(now=now, force=force)
         if not planned:
             return []
         # One transaction for the insights and one for their evidence links (not one each):
         # reflection runs on the Store path, every ~30 observations of a busy robot.
         results = self.store_many([p.item for p in planned])
-        created: list[MemoryUnit] = []
-        edges: list[Edge] = []
+        stored: list[tuple[reflection.PlannedInsight, StoreResult]] = []
         for p, result in zip(planned, results, strict=True):
             if isinstance(result, BrainMemError):
                 raise result
+            stored.append((p, result))
+        return self.link_reflections(stored)
+
+    def plan_reflection(self, *, now: TimeLike | None = None, force: bool = False
+                        ) -> list[reflection.PlannedInsight]:
+        """The insights to store if a reflection is due (the units it covers are then marked
+        reflected on), else []: the first half of :meth:`reflect`, for callers that store
+        the insights themselves (the topic ingest, with its next batch) and then call
+        :meth:`link_reflections`."""
+        t = to_seconds(now, 'now')
+        when = self.clock() if t is None else t
+        with self._lock:
+            units = reflection.due_units(self.store_db, self.config.dynamics, force=force)
+        if not units:
+            return []
+        return reflection.plan(units, self.reasoner, now=when,
+                               max_text_bytes=self.config.store.max_text_bytes)
+
+    def link_reflections(self, stored: Sequence[tuple[reflection.PlannedInsight, StoreResult]]
+                         ) -> list[MemoryUnit]:
+        """Link stored insights to their evidence (one transaction) and say so; their units."""
+        if not stored:
+            return []
+        edges: list[Edge] = []
+        for p, result in stored:
             edges += reflection.evidence_edges(result.unit.id, p)
-            created.append(result.unit)
         self.store_db.add_edges(edges)
+        created = [result.unit for _, result in stored]
         self._emit('reflected', [u.id for u in created])
         return created
 
