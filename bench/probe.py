@@ -38,16 +38,20 @@ def main() -> None:
     first_ms = (time.perf_counter() - t2) * 1e3
     for q in qs[1:]:
         mem.retrieve(q.query, goal=q.goal or None, state=q.state or None, top_k=10)
-    # The in-memory graph is read on a thread of its own: RSS is measured once it is in.
+    # The in-memory graph and the vectors are read on threads of their own: RSS is
+    # measured once both are in.
     graph_read_s = mem.adjacency.read_s if mem.adjacency is not None and mem.adjacency.wait_ready() \
         else None
+    cache = mem.store_db.vector_cache
+    vectors_held = len(cache) if cache is not None and cache.complete.wait(600) else 0
     rss_after = rss_bytes()
     stats = mem.stats()
     mem.close()
     print(json.dumps({
         'model_s': model_s, 'open_s': open_s, 'first_retrieve_ms': first_ms, 'graph_read_s': graph_read_s,
         'rss_start': rss_start, 'rss_model': rss_model, 'rss_open': rss_open, 'rss_after': rss_after,
-        'units': stats.units, 'edges': stats.edges, 'index_kind': stats.index_kind,
+        'vectors_held': vectors_held, 'units': stats.units, 'edges': stats.edges,
+        'index_kind': stats.index_kind,
         'index_status': stats.index_status, 'store_bytes': stats.store_bytes}))
 
 
