@@ -15,12 +15,12 @@ see :func:`calibration_queries`). Both support ``remove_ids``, which
 marginalization needs (HNSW does not). A saved index that no longer suits its size
 is reported by :func:`load_index` as outgrown, so the store rebuilds it on open.
 
-FAISS's OpenMP pool is process-wide. Our searches are one to three queries,
+FAISS's OpenMP thread count is set per thread. Our searches are one to three queries,
 which gain nothing from threads, and on a loaded 2-core computer waking the pool
 costs 10-40 ms per search (measured: exact search of 10k vectors, one query,
-p50 0.7 ms with one thread, 12-18 ms with two). So creating an index sets FAISS to
-one thread (:func:`search_threads`); only :func:`build_index` uses all cores, while
-it trains and fills a new index.
+p50 0.7 ms with one thread, 12-18 ms with two). So every thread's first search sets
+its own FAISS calls to one thread (:func:`search_threads`); only :func:`build_index`
+uses all cores, on the thread that trains and fills a new index.
 """
 
 from brainmem_ros.memory.index.build import (
