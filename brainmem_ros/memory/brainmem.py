@@ -97,9 +97,7 @@ class BrainMem(Upkeep):
             # A store from before the fact layer: its facts are derived again from its units.
             _log.info('facts rebuilt from the units: %d', self.facts.rebuild())
         if not self.store_db.read_only and not self.facts.derived_claims_checked():
-            dropped = self.facts.drop_derived_claims()
-            if dropped:
-                _log.info('fact claims of reflections taken back: %d', dropped)
+            _log.info('fact claims of reflections taken back: %d', self.facts.drop_derived_claims())
         generation = int(self.store_db.get_meta('index_generation', '0'))
         index, why = load_index(self._index_path, dim=embedder.dim, generation=generation)
         self._unsaved = 0
@@ -244,19 +242,10 @@ class BrainMem(Upkeep):
             return PreparedBatch([r if r is not None else exc for r in results], [], None)
         return PreparedBatch(results, drafts, vectors)
 
-    @property
-    def reflects_on_store(self) -> bool:
-        """Whether a commit reflects (without an LLM); with one, enrichment reflects after it."""
-        return self.enrichment is None and self.reasoner is None
-
     def commit(self, prepared: PreparedBatch, *, reflect: bool = True) -> list[StoreResult | BrainMemError]:
-        """Deduplicate, link and write a prepared batch in one transaction.
-
-        Then, when :attr:`reflects_on_store`, reflect (:meth:`reflect`) unless ``reflect``
-        is false: the topic ingest plans the reflection itself and stores its insights
-        with its next batch, so that their parse and vectors are made in the stages
-        before the commit instead of holding up the writer.
-        """
+        """Deduplicate, link and write a prepared batch in one transaction; then reflect when
+        :attr:`reflects_on_store`, unless ``reflect`` is false (the topic ingest plans the
+        reflection itself and stores its insights with a later batch)."""
         results = list(prepared.results)
         drafts, vectors = prepared.drafts, prepared.vectors
         created: list[MemoryUnit] = []
@@ -298,11 +287,7 @@ class BrainMem(Upkeep):
         merged = [r.unit.id for r in results if isinstance(r, StoreResult) and not r.created]
         if merged:
             self._emit('merged', merged, 'near-duplicate folded into an existing memory')
-        by_type: dict[str, list[int]] = {}
-        for unit in created:  # a batch of the topic ingest may hold the insights of a reflection
-            by_type.setdefault(unit.type.value, []).append(unit.id)
-        for kind, ids in by_type.items():
-            self._emit('created', ids, kind)
+        self._emit_created(created)
         if superseded:
             self._emit('superseded', superseded, f'by memories {[u.id for u in created]}')
         if self.enrichment is not None:

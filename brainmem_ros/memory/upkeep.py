@@ -36,6 +36,7 @@ from brainmem_ros.memory.types import Edge, MemoryEvent, MemoryUnit, Observation
 
 if TYPE_CHECKING:
     from brainmem_ros.encoders.base import Reasoner
+    from brainmem_ros.memory.enrichment import EnrichmentWorker
 
 # Longest a consolidation step waits for a quiet spell between requests: under a
 # steady stream of Retrieves a cycle still advances (about 20 steps a second).
@@ -53,6 +54,7 @@ class Upkeep:
     index_status: str
     retriever: Retriever
     reasoner: Reasoner | None
+    enrichment: EnrichmentWorker | None
     clock: Callable[[], float]
     _lock: threading.RLock
     _on_event: Callable[[MemoryEvent], None] | None
@@ -67,9 +69,22 @@ class Upkeep:
 
         def _build_index(self) -> HotIndex: ...
 
+    @property
+    def reflects_on_store(self) -> bool:
+        """Whether a commit reflects (without an LLM); with one, enrichment reflects after it."""
+        return self.enrichment is None and self.reasoner is None
+
     def _emit(self, kind: str, ids: Iterable[int], detail: str = '') -> None:
         if self._on_event is not None:
             self._on_event(MemoryEvent(kind, tuple(ids), detail))
+
+    def _emit_created(self, created: Sequence[MemoryUnit]) -> None:
+        """One 'created' event per unit type (a batch of the topic ingest may hold insights)."""
+        by_type: dict[str, list[int]] = {}
+        for unit in created:
+            by_type.setdefault(unit.type.value, []).append(unit.id)
+        for kind, ids in by_type.items():
+            self._emit('created', ids, kind)
 
     def _units_or_raise(self, ids: Sequence[int]) -> list[MemoryUnit]:
         check_ids(ids)
