@@ -96,8 +96,9 @@ class BrainMem(Upkeep):
         if self.facts.rebuild_pending() and not self.store_db.read_only:
             # A store from before the fact layer: its facts are derived again from its units.
             _log.info('facts rebuilt from the units: %d', self.facts.rebuild())
-        if not self.store_db.read_only and not self.facts.derived_claims_checked():
-            _log.info('fact claims of reflections taken back: %d', self.facts.drop_derived_claims())
+        if not self.store_db.read_only and not self.facts.derived_claims_checked() and \
+                (dropped := self.facts.drop_derived_claims()):
+            _log.info('fact claims of reflections taken back: %d', dropped)
         generation = int(self.store_db.get_meta('index_generation', '0'))
         index, why = load_index(self._index_path, dim=embedder.dim, generation=generation)
         self._unsaved = 0
