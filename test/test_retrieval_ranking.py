@@ -180,3 +180,20 @@ def test_candidate_lists_grow_with_top_k(mem_factory: Any) -> None:
         mem.store(f'Box {i} of screws stored on rack {i % 7} in aisle {i}')
     got = mem.retrieve('box of screws on the rack', top_k=60)
     assert len(got) == 60
+
+
+def test_words_in_too_many_memories_are_left_out_of_the_lexical_search(mem_factory: Any) -> None:
+    mem = mem_factory()
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_max_df=20)
+    mem.store('The hairbrush is in the top drawer of the hallway cabinet')
+    for i in range(30):
+        mem.store(f'Patrolled the hallway, round {i}')
+    retriever = mem.retriever
+    # 'hallway' is in 31 memories (>= 20): its newest matches would fill the scanned window.
+    assert retriever._scanned_words(['hairbrush', 'hallway']) == ['hairbrush']
+    assert retriever._scanned_words(['hallway', 'patrolled']) == ['hallway', 'patrolled']  # all common
+    got = mem.retrieve('hairbrush in the hallway', top_k=3)
+    assert got[0].unit.text.startswith('The hairbrush') and got[0].parts.lexical > 0
+    # A store with fewer memories than the limit scans every word.
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_max_df=1000)
+    assert retriever._scanned_words(['hairbrush', 'hallway']) == ['hairbrush', 'hallway']
