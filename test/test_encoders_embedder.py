@@ -282,7 +282,8 @@ def test_retrieve_embeds_on_the_query_session(mem_factory: Any, monkeypatch: pyt
 
     def spy(texts: list[str]) -> npt.NDArray[np.float32]:
         calls.append(list(texts))
-        return inner(texts)
+        vectors: npt.NDArray[np.float32] = inner(texts)
+        return vectors
 
     monkeypatch.setattr(mem.retriever.embedder, 'embed_query', spy)
     assert mem.retrieve('where is the mug?', goal='fetch the mug')

@@ -46,3 +46,19 @@ def test_core_warnings_go_to_rosout_with_the_node_name(tmp_path: Path, model_pat
     # the node is gone: the core's records go back to Python's root logger
     assert not any(isinstance(h, rosout.RosLogHandler) for h in logging.getLogger('brainmem_ros').handlers)
     assert logging.getLogger('brainmem_ros').propagate
+
+
+def test_every_severity_after_another_reaches_the_ros_logger(monkeypatch: pytest.MonkeyPatch) -> None:
+    # rclpy refuses a second severity from a call site that logged another one first:
+    # an INFO of the core, then its warnings, must all be logged.
+    import rclpy.logging
+
+    ros_logger = rclpy.logging.get_logger('brainmem_bridge_check')
+    ros_logger.set_level(rclpy.logging.LoggingSeverity.DEBUG)
+    handler = rosout.RosLogHandler(ros_logger)
+    failed: list[logging.LogRecord] = []
+    monkeypatch.setattr(handler, 'handleError', failed.append)
+    for level in (logging.INFO, logging.WARNING, logging.DEBUG, logging.ERROR, logging.CRITICAL,
+                  logging.WARNING, logging.INFO):
+        handler.emit(logging.LogRecord('brainmem_ros.memory', level, __file__, 1, 'message %s', (level,), None))
+    assert failed == []

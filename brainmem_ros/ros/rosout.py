@@ -10,21 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rclpy.logging import LoggingSeverity
-
 CORE_LOGGER = 'brainmem_ros'
-
-
-def _severity(levelno: int) -> LoggingSeverity:
-    if levelno >= logging.CRITICAL:
-        return LoggingSeverity.FATAL
-    if levelno >= logging.ERROR:
-        return LoggingSeverity.ERROR
-    if levelno >= logging.WARNING:
-        return LoggingSeverity.WARN
-    if levelno >= logging.INFO:
-        return LoggingSeverity.INFO
-    return LoggingSeverity.DEBUG
 
 
 class RosLogHandler(logging.Handler):
@@ -40,7 +26,20 @@ class RosLogHandler(logging.Handler):
             text = f'{record.name}: {record.getMessage()}'
             if record.exc_info:
                 text += '\n' + logging.Formatter().formatException(record.exc_info)
-            self._ros_logger.log(text, _severity(record.levelno))
+            # rclpy keys a call site's severity on its first call there and refuses any
+            # other severity from it afterwards (ValueError), so each severity has a call
+            # of its own: one INFO first would otherwise lose every later warning.
+            level, log = record.levelno, self._ros_logger
+            if level >= logging.CRITICAL:
+                log.fatal(text)
+            elif level >= logging.ERROR:
+                log.error(text)
+            elif level >= logging.WARNING:
+                log.warning(text)
+            elif level >= logging.INFO:
+                log.info(text)
+            else:
+                log.debug(text)
         except Exception:  # noqa: BLE001 - logging must never raise into the caller
             self.handleError(record)
 
