@@ -54,11 +54,12 @@ def test_every_severity_after_another_reaches_the_ros_logger(monkeypatch: pytest
     import rclpy.logging
 
     ros_logger = rclpy.logging.get_logger('brainmem_bridge_check')
-    ros_logger.set_level(rclpy.logging.LoggingSeverity.DEBUG)
+    ros_logger.set_level(rclpy.logging.LoggingSeverity.DEBUG)  # type: ignore[no-untyped-call]
     handler = rosout.RosLogHandler(ros_logger)
     failed: list[logging.LogRecord] = []
     monkeypatch.setattr(handler, 'handleError', failed.append)
     for level in (logging.INFO, logging.WARNING, logging.DEBUG, logging.ERROR, logging.CRITICAL,
                   logging.WARNING, logging.INFO):
-        handler.emit(logging.LogRecord('brainmem_ros.memory', level, __file__, 1, 'message %s', (level,), None))
+        handler.emit(logging.LogRecord('brainmem_ros.memory', level, __file__, 1, 'message %s', (level,),
+                                       None))
     assert failed == []
