@@ -97,12 +97,12 @@ class Retriever:
         ideal = 1.0
         words = [w for w in content_words(q.text) if len(w) > 2 or w.isdigit()][:MAX_TERMS]
         if words and cfg.lexical_candidates:
-            words = self._scanned_words(words)
+            words, term_counts = self._scanned_words(words)
             scored, window = self.store.fts_window(fts_expression(words),
                                                    limit=per_request(cfg.lexical_candidates, q),
                                                    unit_filter=unit_filter)
             if scored:
-                ideal = ideal_bm25(*self.store.term_document_counts(words))
+                ideal = ideal_bm25(*(term_counts or self.store.term_document_counts(words)))
                 lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
         entity: dict[int, float] = {}
         counts = self.store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
@@ -126,7 +126,7 @@ class Retriever:
                            if uid in window and uid not in lexical)
         return Candidates(cosine, lexical, entity, floor)
 
-    def _scanned_words(self, words: list[str]) -> list[str]:
+    def _scanned_words(self, words: list[str]) -> tuple[list[str], tuple[dict[str, int], int] | None]:
         """The query words the lexical search scans: all but those in too many memories.
 
         The search ranks only the newest matches of the query (``fts_window``), so a word
@@ -135,18 +135,22 @@ class Retriever:
         for, and make the scan slow (at 1M bench units, words in 8-10% of the memories
         took it from 2.3 to 6.7 ms). Such words still count through the vector evidence.
         Small stores (below the limit) scan every word; if every word is that common,
-        all are scanned.
+        all are scanned. Also returns the document counts of the scanned words' index
+        terms and the store's size, when it had to count them (None otherwise).
         """
         limit = self.config.lexical_max_df
         if self.store.max_id() <= limit:
-            return words
+            return words, None
         terms = self.store.terms_of(words)
         if terms is None:
-            return words  # a read-only store cannot tokenize: scan all
-        counts, _ = self.store.term_document_counts(words)
-        kept = [w for w, t in zip(words, terms, strict=True)
+            return words, None  # a read-only store cannot tokenize: scan all
+        counts, total = self.store.term_document_counts(words)
+        kept = [(w, t) for w, t in zip(words, terms, strict=True)
                 if max((counts.get(x, 0) for x in t), default=0) < limit]
-        return kept or words
+        if not kept:
+            return words, (counts, total)
+        held = {x for _, t in kept for x in t}
+        return [w for w, _ in kept], ({x: n for x, n in counts.items() if x in held}, total)
 
     def _vector_candidates(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
                            allowed: list[int] | None) -> dict[int, float]:
