@@ -4,49 +4,50 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from brainmem_ros.memory.store import SqliteStore
 
 
-def _reads_until(store: SqliteStore, stop: threading.Event, last: list[float]) -> None:
-    while not stop.is_set():
-        store.max_id()
-        last.append(time.monotonic())
-        time.sleep(0.001)
-
-
-def test_waits_for_the_reads_to_end(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / 'memory.db')
+@contextmanager
+def _stream_of_reads(path: Path) -> Iterator[tuple[SqliteStore, threading.Event, list[float]]]:
+    """A store read every millisecond on another thread until the event is set (and the times)."""
+    store = SqliteStore(path)
     stop, last = threading.Event(), [time.monotonic()]
-    reader = threading.Thread(target=_reads_until, args=(store, stop, last))
+
+    def reads() -> None:
+        while not stop.is_set():
+            store.max_id()
+            last.append(time.monotonic())
+            time.sleep(0.001)
+
+    reader = threading.Thread(target=reads)
     reader.start()
     try:
-        threading.Timer(0.3, stop.set).start()
-        store.wait_quiet(30.0)
-        returned = time.monotonic()
+        yield store, stop, last
     finally:
         stop.set()
         reader.join()
         store.close()
-    assert returned >= last[-1]  # not before the last read of the stream
+
+
+def test_waits_for_the_reads_to_end(tmp_path: Path) -> None:
+    with _stream_of_reads(tmp_path / 'memory.db') as (store, stop, last):
+        threading.Timer(0.3, stop.set).start()
+        store.wait_quiet(30.0)
+        returned = time.monotonic()
+    assert returned >= last[-1]  # not before the last read of the stream (the reader has ended)
 
 
 def test_a_stream_of_reads_delays_it_no_longer_than_its_limit(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / 'memory.db')
-    stop, last = threading.Event(), [time.monotonic()]
-    reader = threading.Thread(target=_reads_until, args=(store, stop, last))
-    reader.start()
-    try:
+    with _stream_of_reads(tmp_path / 'memory.db') as (store, stop, last):
         store.wait_quiet(0.05)
         assert not stop.is_set()  # it returned while the reads went on
         reads = len(last)
         store.wait_quiet(0.05)
         assert len(last) > reads
-    finally:
-        stop.set()
-        reader.join()
-        store.close()
 
 
 def test_background_commits_are_not_uses(tmp_path: Path) -> None:

@@ -59,11 +59,6 @@ class VectorCache:
     def __len__(self) -> int:
         return self._held
 
-    @property
-    def nbytes(self) -> int:
-        """Memory the blocks take."""
-        return sum(r.nbytes + s.nbytes for r, s in zip(self._rows, self._state, strict=True))
-
     def put(self, uid: int, vector: npt.NDArray[np.float32]) -> None:
         """Hold ``vector`` for a unit just inserted (overwrites whatever the slot had)."""
         self._write(np.asarray([uid], dtype=np.int64), np.asarray(vector, dtype=np.float32).reshape(1, -1),
