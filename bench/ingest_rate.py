@@ -19,18 +19,16 @@ import datetime
 import json
 import os
 import statistics
-import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.common import REPO, load_average, load_embedder
 from bench.corpus import Corpus, CorpusUnit
+from bench.node import call, node_and_client
 
 #: Where the hand-written part of the page starts; regenerating keeps it.
 KEPT = '## Measurements kept across runs'
@@ -71,50 +69,11 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
-@contextmanager
-def _node(data_dir: Path, params: dict[str, Any]) -> Iterator[tuple[Any, int]]:
-    """The node on ``data_dir`` as a process and a client node spinning here: (client, pid)."""
-    import rclpy
-    import yaml
-    from rclpy.context import Context
-    from rclpy.executors import SingleThreadedExecutor
-
-    from brainmem_ros.ros.spin import spin
-
-    sys.path.insert(0, str(REPO / 'test'))
-    from rosutil import node_process
-
-    params_file = data_dir.parent / 'params.yaml'
-    params_file.write_text(yaml.safe_dump({'/**': {'ros__parameters': {
-        'data_dir': str(data_dir), 'markers_period_s': 0.0, **params}}}))
-    context = Context()
-    rclpy.init(context=context)
-    client = rclpy.create_node('bench_ingest_client', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(client)
-    spinner = threading.Thread(target=spin, args=(executor,), daemon=True)
-    spinner.start()
-    try:
-        with node_process(['--ros-args', '--params-file', str(params_file)],
-                          log=data_dir.parent / 'node.log') as proc:
-            yield client, proc.pid
-    finally:
-        executor.shutdown()
-        spinner.join(10)
-        client.destroy_node()
-        rclpy.try_shutdown(context=context)
-
-
 def _counts(stats: Any) -> dict[str, int]:
     from brainmem_ros.srv import Stats
 
-    future = stats.call_async(Stats.Request())
-    done = threading.Event()
-    future.add_done_callback(lambda _: done.set())
-    if not done.wait(60):
-        msg = 'the stats service did not answer within 60 s'
-        raise TimeoutError(msg)
-    counts: dict[str, int] = json.loads(future.result().details_json)['ingest']
+    response = call(stats, Stats.Request(), what='the stats service')
+    counts: dict[str, int] = json.loads(response.details_json)['ingest']
     return counts
 
 
@@ -156,7 +115,8 @@ def burst(units: Sequence[CorpusUnit], warm: Sequence[CorpusUnit], *, live: bool
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
     with tempfile.TemporaryDirectory(prefix='brainmem-ingest-') as tmp, \
-            _node(Path(tmp) / 'memory', params or {}) as (client, pid):
+            node_and_client(Path(tmp) / 'memory', params or {}, params_file=Path(tmp) / 'params.yaml',
+                            log=Path(tmp) / 'node.log', client_name='bench_ingest_client') as (client, pid):
         stats = client.create_client(Stats, 'stats')
         if not stats.wait_for_service(timeout_sec=120.0):
             msg = f'the node did not serve within 120 s (log: {tmp}/node.log)'

@@ -40,6 +40,7 @@ from bench.common import (
 from bench.corpus import Corpus, CorpusUnit, queries
 from bench.dbfile import file_rows
 from bench.enrichment_latency import SlowLlm
+from bench.node import call, node_and_client
 from brainmem_ros.encoders.base import Embedder, Insight, Relation
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.memory.types import EdgeKind, ObservationInput
@@ -167,34 +168,14 @@ _PATH_PREFIX = re.compile(r'\S*/(brainmem_ros|site-packages|python3\.\d+)/')
 def ros_node(store: Path) -> Iterator[Any]:
     """The real node on ``store`` as its own process, and a client node spinning here.
 
-    Two processes, as on a robot (the planner is not inside the memory's process): each
-    has its own interpreter and GIL. Yields the client node once the node serves and its
-    in-memory graph is read.
+    Yields the client node once the node serves and its in-memory graph and vectors are read.
     """
-    import rclpy
-    import yaml
     from brainmem_ros.srv import Stats
-    from rclpy.context import Context
-    from rclpy.executors import SingleThreadedExecutor
-
-    from brainmem_ros.ros.spin import spin
-
-    sys.path.insert(0, str(REPO / 'test'))
-    from rosutil import node_process
 
     params = store.parent / f'{store.name}-bench-params.yaml'
-    params.write_text(yaml.safe_dump({'/**': {'ros__parameters': {
-        'data_dir': str(store), 'markers_period_s': 0.0, 'qos_depth': 1000}}}))
-    context = Context()
-    rclpy.init(context=context)
-    client = rclpy.create_node('bench_client', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(client)
-    spinner = threading.Thread(target=spin, args=(executor,), daemon=True)
-    spinner.start()
     try:
-        with node_process(['--ros-args', '--params-file', str(params)],
-                          log=store.parent / f'{store.name}-node.log'):
+        with node_and_client(store, {'qos_depth': 1000}, params_file=params, client_name='bench_client',
+                             log=store.parent / f'{store.name}-node.log') as (client, _):
             stats = _service(client, Stats, 'stats', timeout=120.0)
             end = time.monotonic() + 600
             while not _steady(json.loads(_call(stats, Stats.Request()).details_json)):
@@ -205,10 +186,6 @@ def ros_node(store: Path) -> Iterator[Any]:
             client.destroy_client(stats)
             yield client
     finally:
-        executor.shutdown()
-        spinner.join(10)
-        client.destroy_node()
-        rclpy.try_shutdown(context=context)
         params.unlink(missing_ok=True)
 
 
@@ -222,13 +199,7 @@ def _service(client_node: Any, srv_type: Any, name: str, *, timeout: float = 30.
 
 
 def _call(cli: Any, request: Any, timeout: float = 60.0) -> Any:
-    future = cli.call_async(request)
-    done = threading.Event()
-    future.add_done_callback(lambda _: done.set())
-    if not done.wait(timeout):
-        msg = 'service call timed out'
-        raise TimeoutError(msg)
-    return future.result()
+    return call(cli, request, timeout=timeout)
 
 
 def retrieve_ros(store: Path) -> dict[str, Any]:
