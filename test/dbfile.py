@@ -17,3 +17,10 @@ def file_rows(path: Path, statement: str, params: tuple[Any, ...] = ()) -> list[
         return db.execute(statement, params).fetchall()
     finally:
         db.close()
+
+
+def evidence_types(path: Path, insight_id: int) -> list[str]:
+    """The types of the units an insight's evidence edges point at."""
+    rows = file_rows(path, "SELECT u.type FROM edges e JOIN units u ON u.id = e.dst "
+                           "WHERE e.src = ? AND e.kind = 'evidence'", (insight_id,))
+    return [str(t) for (t,) in rows]

@@ -6,7 +6,7 @@ import threading
 from typing import Any
 
 import pytest
-from dbfile import file_rows
+from dbfile import evidence_types, file_rows
 
 from brainmem_ros.errors import BrainMemError
 from brainmem_ros.memory import BrainMem
@@ -128,11 +128,8 @@ def test_reflections_go_through_the_stages_and_link_to_their_evidence(mem_factor
     reflections = _reflections(mem)
     assert reflections and all('dishwasher' in text for _, text in reflections)
     for uid, _ in reflections:
-        evidence = file_rows(
-            mem.store_db.path,
-            "SELECT u.type FROM edges e JOIN units u ON u.id = e.dst WHERE e.src = ? AND e.kind = 'evidence'",
-            (uid,))
-        assert evidence and all(t == 'observation' for (t,) in evidence)
+        evidence = evidence_types(mem.store_db.path, uid)
+        assert evidence and all(t == 'observation' for t in evidence)
     # Each 'created' event names the type of its units: insights are not announced as observations.
     types = dict(file_rows(mem.store_db.path, 'SELECT id, type FROM units'))
     created = [(ids, detail) for kind, ids, detail in events if kind == 'created']

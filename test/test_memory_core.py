@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dbfile import file_rows
+from dbfile import evidence_types, file_rows
 
 from brainmem_ros.errors import InvalidInputError, UnknownIdError
 from brainmem_ros.memory import BrainMem, EdgeKind, MemoryConfig, Pose, UnitType
@@ -219,10 +219,7 @@ def test_reflection_creates_insights_linked_to_their_evidence(mem_factory: Any) 
     assert reflections, 'no reflection after 240 points of importance (threshold 150)'
     assert any('dishwasher' in text for _, text in reflections)
     for uid, _ in reflections:
-        evidence = file_rows(
-            mem.store_db.path,
-            "SELECT u.type FROM edges e JOIN units u ON u.id = e.dst WHERE e.src = ? AND e.kind = 'evidence'",
-            (uid,))
-        assert evidence and all(t == 'observation' for (t,) in evidence)
+        evidence = evidence_types(mem.store_db.path, uid)
+        assert evidence and all(t == 'observation' for t in evidence)
     hits = mem.retrieve('what keeps going wrong with the dishwasher?', types=['reflection'])
     assert hits and all(h.unit.type is UnitType.REFLECTION for h in hits)
