@@ -186,23 +186,21 @@ class Connection:
         """
         with self._lock:
             outermost = not self._depth
-            if outermost and not background:
-                self._last_use = time.monotonic()
             if outermost:
+                if not background:
+                    self._last_use = time.monotonic()
                 # Reads inside a background transaction are not a request's either.
                 self._background = background
-            relaxed = (not durable and not self._depth and not self.read_only
+            relaxed = (outermost and not durable and not self.read_only
                        and self.config.synchronous.upper() in ('FULL', 'EXTRA'))
-            if not relaxed:
-                with self._transaction() as db:
-                    yield db
-                return
-            self._db.execute('PRAGMA synchronous = NORMAL')
+            if relaxed:
+                self._db.execute('PRAGMA synchronous = NORMAL')
             try:
                 with self._transaction() as db:
                     yield db
             finally:
-                self._db.execute(f'PRAGMA synchronous = {self.config.synchronous}')
+                if relaxed:
+                    self._db.execute(f'PRAGMA synchronous = {self.config.synchronous}')
 
     def wait_quiet(self, limit_s: float, *, quiet_s: float = QUIET_S) -> None:
         """Wait (at most ``limit_s``) until nobody has used the store for ``quiet_s``.
