@@ -170,7 +170,7 @@ class OnnxEmbedder:
         return {text: vector for batch, vectors in zip(batches, results, strict=True)
                 for text, vector in zip(batch, vectors, strict=True)}
 
-    def _run(self, texts: list[str], session: ort.InferenceSession | None = None) -> npt.NDArray[np.float32]:
+    def _run(self, texts: list[str], session: ort.InferenceSession) -> npt.NDArray[np.float32]:
         with self._tokenizer_lock:
             encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -178,7 +178,7 @@ class OnnxEmbedder:
         feeds = {'input_ids': ids, 'attention_mask': mask,
                  'token_type_ids': np.array([e.type_ids for e in encodings], dtype=np.int64)}
         try:
-            result = (session or self._session).run([self._output], {k: feeds[k] for k in self._inputs})[0]
+            result = session.run([self._output], {k: feeds[k] for k in self._inputs})[0]
         except Exception as exc:  # noqa: BLE001 - onnxruntime's pybind errors share no base class
             msg = f'ONNX embedding model failed: {exc}'
             raise ModelError(msg) from None
@@ -202,7 +202,7 @@ class OnnxEmbedder:
         shape = next(o.shape for o in self._session.get_outputs() if o.name == self._output)
         if shape and isinstance(shape[-1], int) and shape[-1] > 0:
             return int(shape[-1])
-        return int(self._run(['dimension probe']).shape[1])
+        return int(self._run(['dimension probe'], self._session).shape[1])
 
 
 def _pick_output(session: ort.InferenceSession, wanted: str, path: Path) -> str:

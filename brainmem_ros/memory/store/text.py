@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
+from brainmem_ros.encoders.cache import LruCache
 from brainmem_ros.errors import StoreError
 from brainmem_ros.memory.config import StoreConfig
 from brainmem_ros.memory.store.connection import Connection
@@ -27,7 +27,7 @@ class TextSearch(Connection):
         # impossible (a read-only store).
         self._term_tables: bool | None = None
         # term -> (units containing it, max(id) when counted): see _vocabulary_counts.
-        self._doc_counts: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        self._doc_counts: LruCache[str, tuple[int, int]] = LruCache(_DOC_COUNTS_HELD)
         super().__init__(path, config=config)
 
     def fts_scored(self, match: str, *, limit: int, unit_filter: UnitFilter) -> list[tuple[int, float]]:
@@ -178,10 +178,7 @@ class TextSearch(Connection):
                 f'SELECT term, doc FROM temp.units_fts_v WHERE term IN ({qmarks(len(todo))})', todo)}
             for t in todo:
                 fresh[t] = found.get(t, 0)
-                self._doc_counts[t] = (fresh[t], total)
-                self._doc_counts.move_to_end(t)
-            while len(self._doc_counts) > _DOC_COUNTS_HELD:
-                self._doc_counts.popitem(last=False)
+                self._doc_counts.put(t, (fresh[t], total))
         return {t: n for t, n in fresh.items() if n}
 
 
