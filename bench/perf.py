@@ -178,7 +178,7 @@ def ros_node(store: Path) -> Iterator[Any]:
                              log=store.parent / f'{store.name}-node.log') as (client, _):
             stats = _service(client, Stats, 'stats', timeout=120.0)
             end = time.monotonic() + 600
-            while not _steady(json.loads(_call(stats, Stats.Request()).details_json)):
+            while not _steady(json.loads(call(stats, Stats.Request()).details_json)):
                 if time.monotonic() > end:
                     msg = 'the in-memory graph and vectors were not read within 600 s'
                     raise TimeoutError(msg)
@@ -198,10 +198,6 @@ def _service(client_node: Any, srv_type: Any, name: str, *, timeout: float = 30.
     return cli
 
 
-def _call(cli: Any, request: Any, timeout: float = 60.0) -> Any:
-    return call(cli, request, timeout=timeout)
-
-
 def retrieve_ros(store: Path) -> dict[str, Any]:
     """Retrieve latency end to end through the ROS service (DDS round trip included)."""
     from brainmem_ros.srv import Retrieve
@@ -214,7 +210,7 @@ def retrieve_ros(store: Path) -> dict[str, Any]:
         for i, q in enumerate(qs):
             req = Retrieve.Request(query=q.query, goal=q.goal, current_state=q.state, top_k=10)
             t = time.perf_counter()
-            resp = _call(cli, req)
+            resp = call(cli, req)
             if i >= N_WARM:
                 lat.append(time.perf_counter() - t)
             if not resp.success:
@@ -284,7 +280,7 @@ def store_ros(store: Path, corpus: Corpus, n: int) -> dict[str, Any]:
             if i == N_WARM:
                 t0 = time.perf_counter()
             t = time.perf_counter()
-            resp = _call(cli, Store.Request(observation=observation(u)))
+            resp = call(cli, Store.Request(observation=observation(u)))
             if i >= N_WARM:
                 lat.append(time.perf_counter() - t)
             if not resp.success:
