@@ -346,14 +346,15 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         '',
         f'Per 10 results asked (more for a larger `top_k`): {cfg.vector_candidates} vector neighbours, '
         f'{cfg.lexical_candidates} BM25 matches, {cfg.entity_candidates} units per query entity, and '
-        f'at most {cfg.max_activated} units reached by activation. Chosen on 2026-12-01 as the smallest '
-        'of the lists tried at which neither the LoCoMo dev recall (the recall probe\'s protocol) nor '
-        'the scenario suite on 5,000 distractors got worse, since Retrieve\'s cost grows with them: '
-        'vector and BM25 lists of 100 / 60 / 50 / 40 with activation capped at 400 / 200 / 150 / 100 '
-        'gave dev recall 0.790 / 0.793 / 0.793 / 0.794 and 25 of 34 scenario cases each (the same '
-        'misses), for 17.4-17.9 / 15.0 / 15.0 / 14.1 ms of CPU per query at the median on the 10k '
-        'bench store (two runs of the first). Not the smallest was taken but the middle one: the dev set\'s '
-        'conversations hold about 550 memories each, far fewer than a robot\'s store.',
+        f'at most {cfg.max_activated} units reached by activation. Chosen on 2026-12-01 by a one-off '
+        'sweep (not a command of bench/): the LoCoMo dev recall by the recall probe\'s protocol, the '
+        'scenario suite on 5,000 distractors and Retrieve\'s CPU time on the 10k bench store, for '
+        'vector and BM25 lists of 100 / 60 / 50 / 40 with activation capped at 400 / 200 / 150 / 100: '
+        'dev recall 0.790 / 0.793 / 0.793 / 0.794, 25 of 34 scenario cases each (the same misses), '
+        '17.4-17.9 / 15.0 / 15.0 / 14.1 ms of CPU per query at the median (two runs of the first). '
+        'No smaller list did worse, and Retrieve\'s cost grows with them; not the smallest was taken '
+        'but the middle one, since the dev set\'s conversations hold about 550 memories each, far '
+        'fewer than a robot\'s store.',
         '',
     ]
     if scenarios:
