@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rclpy.duration import Duration
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -120,6 +121,12 @@ def replay(node: Node, bag: Path, *, rate: float = 1.0, topics: Sequence[str] | 
         # (not after Ctrl-C shut the context down: nothing is delivered any more).
         for pub in publishers.values():
             if node.context.ok():
-                pub.wait_for_all_acked(Duration(seconds=5))
+                try:
+                    pub.wait_for_all_acked(Duration(seconds=5))
+                except _rclpy.RCLError:
+                    # Ctrl-C's shutdown of the context can land between the check and the
+                    # wait (rclpy shuts it down after raising KeyboardInterrupt).
+                    if node.context.ok():
+                        raise
             node.destroy_publisher(pub)
     return report()
