@@ -190,25 +190,6 @@ def test_truncated_database_is_refused_not_recreated(mem_factory: Any, tmp_path:
     assert (tmp_path / 'mem' / 'vectors.faiss').exists() and db.stat().st_size == 0
 
 
-def test_retrieve_records_access_without_weakening_durability(mem_factory: Any, tmp_path: Path) -> None:
-    mem = mem_factory(tmp_path / 'touch')
-    unit = mem.store('The spare batteries are in the hallway cupboard.', stamp=100.0)
-    assert file_rows(mem.store_db.path, 'SELECT access_count FROM units WHERE id = ?', (unit.id,))[0][0] == 0
-    hits = mem.retrieve('where are the spare batteries?')
-    assert unit.id in [h.unit.id for h in hits]
-    count, last = file_rows(mem.store_db.path, 'SELECT access_count, last_access FROM units WHERE id = ?',
-                            (unit.id,))[0]
-    assert count == 1 and last > 100.0
-    # Access statistics commit without their own fsync; everything after them still has one
-    # (a setting of the store's own connection).
-    with mem.store_db.reading() as db:
-        assert db.execute('PRAGMA synchronous').fetchone()[0] == 2  # FULL
-    mem.close()
-    reopened = mem_factory(tmp_path / 'touch')
-    assert file_rows(reopened.store_db.path, 'SELECT access_count FROM units WHERE id = ?',
-                     (unit.id,))[0][0] == 1
-
-
 def test_reflection_creates_insights_linked_to_their_evidence(mem_factory: Any) -> None:
     mem = mem_factory()
     for i in range(30):

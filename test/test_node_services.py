@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import math
 import sys
 from pathlib import Path
@@ -64,6 +65,12 @@ def test_store_retrieve_reinforce_over_dds(tmp_path: Path, model_paths: object) 
 
         stats = call(client, Stats, 'stats', Stats.Request())
         assert stats.success and stats.units == 4 and stats.index_kind
+        # What each service's callbacks took, next to the counts: 4 Stores, 1 Retrieve so far.
+        served = json.loads(stats.details_json)['service_ms']
+        assert served['store']['calls'] == 4 and served['retrieve']['calls'] == 1
+        assert served['reinforce']['calls'] == 1 and 'stats' not in served
+        r = served['retrieve']
+        assert 0 < r['p50_ms'] <= r['p99_ms'] <= r['max_ms']
 
 
 def test_bad_requests_get_clear_errors(tmp_path: Path, model_paths: object) -> None:

@@ -341,13 +341,15 @@ class BrainMem(Upkeep):
         now = self.clock()
         results = self.retriever.run(q, now=now)
         if results:
+            # Noted, and written behind the Retrieve (memory/store/access.py).
             self.store_db.touch([r.unit.id for r in results], now)
         return results
 
     # -- inspection ------------------------------------------------------------------
 
     def get(self, ids: Sequence[int]) -> list[MemoryUnit]:
-        """Units by id; unknown ids raise UnknownIdError."""
+        """Units by id, their access statistics up to date; unknown ids raise UnknownIdError."""
+        self.store_db.flush_access()
         return self._units_or_raise(list(ids))
 
     def stats(self) -> MemoryStats:

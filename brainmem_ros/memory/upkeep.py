@@ -127,6 +127,7 @@ class Upkeep:
         decayed, pruned = 0, 0
         weak: list[int] = []
         replayed: list[int] = []
+        self.store_db.flush_access()  # this cycle folds the accesses of the last Retrieves
         while True:
             with self._lock:
                 cycle = dynamics.begin_cycle(self.store_db, now=when)

@@ -19,6 +19,7 @@ from brainmem_ros.memory.brainmem import BrainMem, check_text
 from brainmem_ros.memory.types import Pose
 from brainmem_ros.ros import convert, params
 from brainmem_ros.ros.ingest import IngestWorker
+from brainmem_ros.ros.timings import ServiceTimings
 
 EPISODE_MAX_BYTES = 256  # what Store accepts as an episode id
 
@@ -56,6 +57,7 @@ class MemoryNodeBase(LifecycleNode):
         self._ingest: IngestWorker | None = None
         self._fleet: Any = None  # brainmem_ros.fleet.sync.FleetSync when fleet.enabled
         self._admin_group = ReentrantCallbackGroup()
+        self._timings = ServiceTimings()  # what each service callback took: Stats's service_ms
 
     def now(self) -> float:
         """The node's clock in POSIX seconds (sim time with use_sim_time): the memory's clock."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -27,6 +28,7 @@ class ServiceCallbacks(MemoryNodeBase):
     def _serve(self, response: R, fn: Callable[[BrainMem, R], None]) -> R:
         # Every request gets an answer: domain errors name the problem, anything
         # else is logged with its traceback and reported as an internal error.
+        start = time.perf_counter()
         try:
             if not self._active:
                 msg = 'node inactive: activate it (lifecycle) to serve requests'
@@ -40,6 +42,9 @@ class ServiceCallbacks(MemoryNodeBase):
             logging.getLogger(__name__).exception('service failed')
             response.success = False  # type: ignore[attr-defined]
             response.message = f'internal error: {type(exc).__name__}: {exc}'  # type: ignore[attr-defined]
+        # Retrieve_Response -> retrieve: the service's name as the node serves it.
+        self._timings.record(type(response).__name__.removesuffix('_Response').lower(),
+                             time.perf_counter() - start)
         return response
 
     def store_callback(self, request: Store.Request, response: Store.Response) -> Store.Response:
@@ -161,7 +166,8 @@ class ServiceCallbacks(MemoryNodeBase):
                 'ingest': {**(vars(self._ingest.counters) if self._ingest else {}),
                            'lost_dds': self._lost_dds, 'ignored_inactive': self._ignored_inactive},
                 'data_dir': str(mem.path),
-                'fleet': vars(self._fleet.stats()) if self._fleet is not None else {'enabled': False}})
+                'fleet': vars(self._fleet.stats()) if self._fleet is not None else {'enabled': False},
+                'service_ms': {name: vars(t) for name, t in self._timings.summary().items()}})
             resp.message = f'{s.units} memories'
         return self._serve(response, run)
 

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from brainmem_ros.memory.store.access import AccessStats
 from brainmem_ros.memory.store.dynamics import UnitDynamics
 from brainmem_ros.memory.store.edges import EdgeRows
 from brainmem_ros.memory.store.text import TextSearch
-from brainmem_ros.memory.store.units import UnitRows
 
 
-class SqliteStore(UnitRows, UnitDynamics, TextSearch, EdgeRows):
+class SqliteStore(AccessStats, UnitDynamics, TextSearch, EdgeRows):
     """Units, vectors, edges and facts in one SQLite file (WAL).
 
     :class:`~brainmem_ros.memory.store.connection.Connection` opens the file and runs
     transactions; the parts add the named statements over its tables (units, full-text
-    search, edges and their change watching, consolidation). Facts have their own
-    class over the same connection (:class:`~brainmem_ros.memory.store.facts.FactStore`).
+    search, edges and their change watching, consolidation, access statistics written
+    behind Retrieve). Facts have their own class over the same connection
+    (:class:`~brainmem_ros.memory.store.facts.FactStore`).
     """

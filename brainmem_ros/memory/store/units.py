@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from brainmem_ros.errors import StoreError
 from brainmem_ros.memory.config import StoreConfig
 from brainmem_ros.memory.store.codec import (
     UnitHead,
@@ -159,28 +158,6 @@ class UnitRows(Connection):
             db.executemany('DELETE FROM units WHERE id = ?', [(i,) for i in ids])
             if self.vector_cache is not None:
                 self.vector_cache.discard(ids)
-
-    def touch(self, ids: Sequence[int], now: float) -> None:
-        """Record a retrieval of ``ids``.
-
-        Access statistics are a by-product of recall: on a full or read-only disk
-        they are dropped (with a warning) so that Retrieve keeps answering. Inside
-        a caller's transaction a failure propagates as usual.
-        """
-        with self._lock:
-            outermost = self._depth == 0
-            if outermost and self.read_only:
-                return  # said once, when the store was opened read-only
-            # Not durable by itself (see atomic): every Retrieve writes these, and a FULL
-            # commit per Retrieve was its slowest, most variable step.
-            try:
-                with self.atomic(durable=False) as db:
-                    db.executemany('UPDATE units SET access_count = access_count + 1, '
-                                   'last_access = ? WHERE id = ?', [(now, i) for i in ids])
-            except StoreError as exc:
-                if not outermost:
-                    raise
-                _log.warning('access statistics not recorded: %s', exc)
 
     # -- reading by id ----------------------------------------------------------------
 
