@@ -14,6 +14,7 @@ import pytest
 from brainmem_ros.errors import ConfigError
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.memory.config import MemoryConfig, RetrievalConfig
+from brainmem_ros.memory.text_recall import scanned_words
 from brainmem_ros.memory.types import ObservationInput, Pose, UnitFilter, UnitType
 
 T0 = 1_760_000_000.0
@@ -190,10 +191,13 @@ def test_words_in_too_many_memories_are_left_out_of_the_lexical_search(mem_facto
         mem.store(f'Patrolled the hallway, round {i}')
     retriever = mem.retriever
     # 'hallway' is in 31 memories (>= 20): its newest matches would fill the scanned window.
-    assert retriever._scanned_words(['hairbrush', 'hallway']) == (['hairbrush'], ({'hairbrush': 1}, 31))
-    assert retriever._scanned_words(['hallway', 'patrolled'])[0] == ['hallway', 'patrolled']  # all common
+    assert scanned_words(mem.store_db, retriever.config, ['hairbrush', 'hallway']) == \
+        (['hairbrush'], ({'hairbrush': 1}, 31))
+    assert scanned_words(mem.store_db, retriever.config, ['hallway', 'patrolled'])[0] == \
+        ['hallway', 'patrolled']  # all common
     got = mem.retrieve('hairbrush in the hallway', top_k=3)
     assert got[0].unit.text.startswith('The hairbrush') and got[0].parts.lexical > 0
     # A store with fewer memories than the limit scans every word.
     mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_max_df=1000)
-    assert retriever._scanned_words(['hairbrush', 'hallway']) == (['hairbrush', 'hallway'], None)
+    assert scanned_words(mem.store_db, retriever.config, ['hairbrush', 'hallway']) == \
+        (['hairbrush', 'hallway'], None)

@@ -87,9 +87,11 @@ class OnnxEmbedder:
         # at a time. ONNX Runtime's session.run is documented thread-safe.
         self._tokenizer_lock = threading.Lock()
         self._session = _load_session(model_file, threads)
-        # Retrieve's texts run on a session of their own with more threads: a query waits
-        # for its vectors, observations are a stream. Measured on 2 cores: 2.61 -> 1.99 ms
-        # per query text with 2 threads (the same vectors; 36 MB more).
+        # Retrieve's texts can run on a session of their own with more threads (the same
+        # vectors; 36 MB more). Measured on 2 cores: 2.61 -> 1.99 ms per query text with 2
+        # threads, but a whole Retrieve, which finds its lexical candidates on the other
+        # core meanwhile, was faster sharing the one-thread session (p50 12.3-12.8 ->
+        # 10.7-10.8 ms on the 10k bench store), so the default shares it.
         self._query_session = (_load_session(model_file, query_threads)
                                if query_threads and query_threads != threads else self._session)
         declared = {i.name for i in self._session.get_inputs()}

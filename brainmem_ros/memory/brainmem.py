@@ -161,6 +161,7 @@ class BrainMem(Upkeep):
         self._closed = True
         if self.enrichment is not None:
             self.enrichment.stop()
+        self.retriever.close()
         with self._lock:
             self.save_index()
             if self.adjacency is not None:
@@ -341,7 +342,6 @@ class BrainMem(Upkeep):
         now = self.clock()
         results = self.retriever.run(q, now=now)
         if results:
-            # Noted, and written behind the Retrieve (memory/store/access.py).
             self.store_db.touch([r.unit.id for r in results], now)
         return results
 

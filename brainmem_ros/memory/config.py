@@ -170,7 +170,7 @@ class EncoderConfig:
                                 'else the first (batch, dim) one)')
     max_tokens: int = opt(128, 8, 4096, 'tokens per text fed to the encoder')
     threads: int = opt(1, 1, 64, 'ONNX Runtime intra-op threads')
-    query_threads: int = opt(2, 0, 64, 'ONNX Runtime intra-op threads of a second session for '
+    query_threads: int = opt(0, 0, 64, 'ONNX Runtime intra-op threads of a second session for '
                              "Retrieve's texts (0: Retrieve shares the first)")
     batch_size: int = opt(1, 1, 4096, 'texts per encoder call (1: a vector never depends on its batch)')
     parallel_calls: int = opt(1, 1, 64, 'encoder calls run at once for several texts (query, goal and '

@@ -65,6 +65,19 @@ class Query:
                           include_marginalized=self.include_marginalized)
 
 
+# Candidate counts of RetrievalConfig are given for this many results (per_request).
+_PER = 10
+
+
+def per_request(count: int, q: Query) -> int:
+    """A candidate count of the config (given per 10 results) for ``q.top_k`` results.
+
+    The defaults were measured at top_k 10; a planner asking for 50 memories needs a
+    deeper candidate list for the 50th to be as good a pick as the 10th is.
+    """
+    return count if q.top_k <= _PER else -(-count * q.top_k // _PER)
+
+
 def fts_expression(words: Sequence[str]) -> str:
     """An FTS5 OR-query of ``words`` (each quoted: never FTS syntax)."""
     return ' OR '.join('"' + w.replace('"', '') + '"' for w in words)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
@@ -37,31 +38,30 @@ from brainmem_ros.memory.fact_store import FactStore
 from brainmem_ros.memory.facts import fact_factors
 from brainmem_ros.memory.graph import Activation, spread
 from brainmem_ros.memory.index import VectorIndex
-from brainmem_ros.memory.lexicon import content_words
 from brainmem_ros.memory.query import (
-    MAX_TERMS,
     Query,
     entity_mentions,
     fts_expression,
-    ideal_bm25,
-    idf,
     passes,
+    per_request,
     same_text_key,
 )
 from brainmem_ros.memory.store import SqliteStore, UnitHead
+from brainmem_ros.memory.text_recall import TextCandidates, text_candidates
 from brainmem_ros.memory.types import Edge, Pose, ScoredMemory, ScoreParts
 
 # Query and its text helpers moved to memory.query; importers of this module keep them.
-__all__ = ['Candidates', 'Query', 'Retriever', 'entity_mentions', 'fts_expression']
+__all__ = ['Candidates', 'Query', 'Retriever', 'entity_mentions', 'fts_expression', 'per_request']
 
+# Threads that find lexical and entity candidates while queries are embedded: one per
+# Retrieve under way (the node serves several at once), the rest wait their turn.
+_TEXT_THREADS = 4
 # An unfiltered vector search asks for this many more neighbours than it keeps:
 # derived units (reflections) and marginalized ones are dropped afterwards.
 _OVERSAMPLE = 1.25
 # Beyond ``filter_select_limit`` matching units, a filtered vector search asks the index
 # for this many times the candidates it needs and keeps those that pass.
 _BROAD_FILTER_OVERSAMPLE = 8
-# Candidate counts of RetrievalConfig are given for this many results (per_request).
-_PER = 10
 
 
 class Retriever:
@@ -78,11 +78,20 @@ class Retriever:
         self.embedder = embedder
         self.config = config
         self.adjacency = adjacency
+        self._text_pool = ThreadPoolExecutor(max_workers=_TEXT_THREADS, thread_name_prefix='brainmem-recall')
+
+    def close(self) -> None:
+        """Let the threads of lexical and entity recall end (after the Retrieves under way)."""
+        self._text_pool.shutdown(wait=True)
 
     # -- recall ----------------------------------------------------------------------
 
-    def recall(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float]) -> Candidates:
-        """Filtered hybrid recall: vector, lexical and entity candidates with their evidence."""
+    def recall(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
+               text: TextCandidates | None = None) -> Candidates:
+        """Filtered hybrid recall: vector, lexical and entity candidates with their evidence.
+
+        ``text``: the lexical and entity candidates of ``q``, when already found.
+        """
         cfg = self.config
         unit_filter = q.filter
         allowed: list[int] | None = None
@@ -92,31 +101,8 @@ class Retriever:
                 return Candidates({}, {}, {}, 0.0)
         cosine = self._vector_candidates(q, qvecs, weights, allowed)
         floor = min(cosine.values()) if len(cosine) >= per_request(cfg.vector_candidates, q) else 0.0
-        lexical: dict[int, float] = {}
-        window: dict[int, float] = {}
-        ideal = 1.0
-        words = [w for w in content_words(q.text) if len(w) > 2 or w.isdigit()][:MAX_TERMS]
-        if words and cfg.lexical_candidates:
-            words, term_counts = self._scanned_words(words)
-            scored, window = self.store.fts_window(fts_expression(words),
-                                                   limit=per_request(cfg.lexical_candidates, q),
-                                                   unit_filter=unit_filter)
-            if scored:
-                ideal = ideal_bm25(*(term_counts or self.store.term_document_counts(words)))
-                lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
-        entity: dict[int, float] = {}
-        counts = self.store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
-        if counts:
-            # Rare entities say more than common ones ("the user" is in every other memory).
-            total = self.store.max_id()
-            weight = {k: idf(n, total) for k, n in counts.items()}
-            mass = max(sum(weight.values()), idf(1, total))  # as for BM25: see _ideal_bm25
-            per_key = self.store.units_with_entities(list(counts),
-                                                     per_key=per_request(cfg.entity_candidates, q),
-                                                     unit_filter=unit_filter)
-            for key, ids in per_key.items():
-                for uid in ids:
-                    entity[uid] = entity.get(uid, 0.0) + weight[key] / mass
+        found = text if text is not None else text_candidates(self.store, cfg, q)
+        lexical, window, ideal, entity = dict(found.lexical), found.window, found.ideal, found.entity
         if lexical:
             # Candidates of the other lists keep the words they match (as far as the matches
             # ranked reach): a memory close in meaning that shares the query's words has
@@ -125,32 +111,6 @@ class Retriever:
             lexical.update((uid, min(1.0, window[uid] / ideal)) for uid in (*cosine, *entity)
                            if uid in window and uid not in lexical)
         return Candidates(cosine, lexical, entity, floor)
-
-    def _scanned_words(self, words: list[str]) -> tuple[list[str], tuple[dict[str, int], int] | None]:
-        """The query words the lexical search scans: all but those in too many memories.
-
-        The search ranks only the newest matches of the query (``fts_window``), so a word
-        in ``lexical_max_df`` memories or more would fill them with its own newest
-        occurrences, crowding out the matches of the rare words that lexical recall is
-        for, and make the scan slow (at 1M bench units, words in 8-10% of the memories
-        took it from 2.3 to 6.7 ms). Such words still count through the vector evidence.
-        Small stores (below the limit) scan every word; if every word is that common,
-        all are scanned. Also returns the document counts of the scanned words' index
-        terms and the store's size, when it had to count them (None otherwise).
-        """
-        limit = self.config.lexical_max_df
-        if self.store.max_id() <= limit:
-            return words, None
-        terms = self.store.terms_of(words)
-        if terms is None:
-            return words, None  # a read-only store cannot tokenize: scan all
-        counts, total = self.store.term_document_counts(words)
-        kept = [(w, t) for w, t in zip(words, terms, strict=True)
-                if max((counts.get(x, 0) for x in t), default=0) < limit]
-        if not kept:
-            return words, (counts, total)
-        held = {x for _, t in kept for x in t}
-        return [w for w, _ in kept], ({x: n for x, n in counts.items() if x in held}, total)
 
     def _vector_candidates(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
                            allowed: list[int] | None) -> dict[int, float]:
@@ -277,8 +237,14 @@ class Retriever:
         """Query vectors, the evidence scale, cosines and the evidence of every candidate."""
         texts = [t for t, _ in q.parts]
         weights = [w for _, w in q.parts]
-        qvecs = embed_query(self.embedder, texts)
-        found = self.recall(q, qvecs, weights)
+        # The words' and entities' candidates need no vectors: found on a thread of the
+        # retriever while the encoder embeds the query (both release the interpreter).
+        text = self._text_pool.submit(text_candidates, self.store, self.config, q)
+        try:
+            qvecs = embed_query(self.embedder, texts)
+        finally:
+            found_text = text.result()
+        found = self.recall(q, qvecs, weights, found_text)
         seed_ids = found.ids
         cosine = dict(found.cosine)
         self._add_cosines(cosine, seed_ids, qvecs, weights)
@@ -336,15 +302,6 @@ class Retriever:
         prior = prior * np.exp(cfg.prior_facts * np.log(fact) / np.log(1.25))
         return (relevance * prior,
                 (relevance, recency, importance, activation, vector, lexical, entity, prior))
-
-
-def per_request(count: int, q: Query) -> int:
-    """A candidate count of the config (given per 10 results) for ``q.top_k`` results.
-
-    The defaults were measured at top_k 10; a planner asking for 50 memories needs a
-    deeper candidate list for the 50th to be as good a pick as the 10th is.
-    """
-    return count if q.top_k <= _PER else -(-count * q.top_k // _PER)
 
 
 def _path(activation: Activation, uid: int) -> tuple[int, ...]:
