@@ -23,7 +23,8 @@ from brainmem_ros.memory.enrichment import EnrichmentWorker
 from brainmem_ros.memory.facts import Fact, answer_order
 from brainmem_ros.memory.fleet_recall import FleetRecall, retrieve_scoped
 from brainmem_ros.memory.graph import Neighbours, link_candidates
-from brainmem_ros.memory.index import HotIndex, build_index, load_index, save_index
+from brainmem_ros.memory.index import HotIndex, build_index, load_index
+from brainmem_ros.memory.index_saver import IndexSaver
 from brainmem_ros.memory.intake import DEDUP_K, draft_unit, find_repeat
 from brainmem_ros.memory.requests import (
     FORGET_MODES,
@@ -102,6 +103,7 @@ class BrainMem(Upkeep):
         generation = int(self.store_db.get_meta('index_generation', '0'))
         index, why = load_index(self._index_path, dim=embedder.dim, generation=generation)
         self._unsaved = 0
+        self._saver = IndexSaver(self._index_path, self._index_snapshot, quiet=self.store_db.wait_quiet)
         if index is None:
             self.index = self._build_index()
             self.index_status = f'rebuilt from the store ({why})'
@@ -162,6 +164,7 @@ class BrainMem(Upkeep):
         if self.enrichment is not None:
             self.enrichment.stop()
         self.retriever.close()
+        self._saver.close()
         with self._lock:
             self.save_index()
             if self.adjacency is not None:
@@ -172,18 +175,8 @@ class BrainMem(Upkeep):
         return build_index(self.embedder.dim, lambda: self.store_db.iter_vectors(marginalized=False))
 
     def save_index(self) -> bool:
-        """Write the hot index to disk (atomically); False when the disk refused it."""
-        with self._lock:
-            generation = int(self.store_db.get_meta('index_generation', '0'))
-            try:
-                save_index(self.index, self._index_path, generation=generation)
-            except OSError as exc:
-                # The index is derived from SQLite: when it cannot be written (read-only
-                # or full disk) it stays in memory and the next open rebuilds it.
-                _log.warning('vector index not saved (%s); it will be rebuilt on next open', exc)
-                return False
-            self._unsaved = 0
-            return True
+        """Write the hot index to disk now (atomically); False when the disk refused it."""
+        return self._saver.write(self._index_snapshot())
 
     # -- store -----------------------------------------------------------------------
 

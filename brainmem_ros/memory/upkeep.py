@@ -19,7 +19,8 @@ import numpy as np
 from brainmem_ros.errors import BrainMemError, UnknownIdError
 from brainmem_ros.memory import dynamics, reflection
 from brainmem_ros.memory.config import MemoryConfig
-from brainmem_ros.memory.index import HotIndex, needs_rebuild
+from brainmem_ros.memory.index import HotIndex, IndexSnapshot, needs_rebuild, snapshot_index
+from brainmem_ros.memory.index_saver import IndexSaver
 from brainmem_ros.memory.requests import (
     ForgetMode,
     TimeLike,
@@ -59,6 +60,7 @@ class Upkeep:
     _lock: threading.RLock
     _on_event: Callable[[MemoryEvent], None] | None
     _unsaved: int
+    _saver: IndexSaver
 
     if TYPE_CHECKING:  # what BrainMem provides
         def store_many(self, items: Sequence[ObservationInput]) -> list[StoreResult | BrainMemError]:
@@ -272,7 +274,14 @@ class Upkeep:
 
     def _index_changed(self, count: int) -> None:
         # Saving rewrites the whole index, so it happens every index_save_every changes
-        # and at close; after a crash in between, the generation check rebuilds it.
+        # and at close; after a crash in between, the generation check rebuilds it. The
+        # file is written on the saver's thread, not under the lock held here.
         self._unsaved += count
         if self._unsaved >= self.config.store.index_save_every:
-            self.save_index()
+            self._saver.request()
+
+    def _index_snapshot(self) -> IndexSnapshot:
+        """The index in memory and the store generation it reflects, taken together."""
+        with self._lock:
+            self._unsaved = 0
+            return snapshot_index(self.index, generation=int(self.store_db.get_meta('index_generation', '0')))

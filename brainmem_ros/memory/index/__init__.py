@@ -30,7 +30,14 @@ from brainmem_ros.memory.index.build import (
     needs_rebuild,
     recall_at_k,
 )
-from brainmem_ros.memory.index.files import IndexFileMeta, load_index, save_index
+from brainmem_ros.memory.index.files import (
+    IndexFileMeta,
+    IndexSnapshot,
+    load_index,
+    save_index,
+    snapshot_index,
+    write_snapshot,
+)
 from brainmem_ros.memory.index.hot import (
     DEFAULT_POLICY,
     SEARCH_THREADS,
@@ -45,7 +52,25 @@ from brainmem_ros.memory.index.hot import (
 )
 
 __all__ = [
-    'DEFAULT_POLICY', 'SEARCH_THREADS', 'Batches', 'FlatIndex', 'HotIndex', 'IndexFileMeta', 'IndexPolicy',
-    'IvfIndex', 'VectorIndex', 'build_index', 'calibrate_nprobe', 'calibration_queries', 'index_from_bytes',
-    'load_index', 'needs_rebuild', 'recall_at_k', 'save_index', 'search_threads',
+    'DEFAULT_POLICY',
+    'SEARCH_THREADS',
+    'Batches',
+    'FlatIndex',
+    'HotIndex',
+    'IndexFileMeta',
+    'IndexPolicy',
+    'IndexSnapshot',
+    'IvfIndex',
+    'VectorIndex',
+    'build_index',
+    'calibrate_nprobe',
+    'calibration_queries',
+    'index_from_bytes',
+    'load_index',
+    'needs_rebuild',
+    'recall_at_k',
+    'save_index',
+    'search_threads',
+    'snapshot_index',
+    'write_snapshot',
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 from dataclasses import dataclass
@@ -24,13 +25,40 @@ class IndexFileMeta:
     sha256: str
 
 
+@dataclass(frozen=True)
+class IndexSnapshot:
+    """An index serialized with what it reflects: taken under the memory's lock, written after."""
+
+    data: bytes
+    generation: int
+    count: int
+    dim: int
+    kind: str
+    seq: int = 0  # order of taking: of two snapshots of one index, the larger is the newer
+
+
+_TAKEN = itertools.count(1)
+
+
+def snapshot_index(index: HotIndex, *, generation: int) -> IndexSnapshot:
+    """The index's bytes and the store generation they reflect (a copy in memory, no I/O).
+
+    Take it under the lock that orders the index's changes, so that ``seq`` orders them too.
+    """
+    return IndexSnapshot(index.to_bytes(), generation, len(index), index.dim, index.kind, next(_TAKEN))
+
+
+def write_snapshot(path: Path, snap: IndexSnapshot) -> None:
+    """Write index + sidecar atomically (temp file, fsync, rename, fsync dir)."""
+    meta = IndexFileMeta(generation=snap.generation, count=snap.count, dim=snap.dim, kind=snap.kind,
+                         sha256=hashlib.sha256(snap.data).hexdigest())
+    _atomic_write(path, snap.data)
+    _atomic_write(path.with_suffix(path.suffix + '.json'), json.dumps(meta.__dict__).encode())
+
+
 def save_index(index: HotIndex, path: Path, *, generation: int) -> None:
     """Write index + sidecar atomically (temp file, fsync, rename, fsync dir)."""
-    data = index.to_bytes()
-    meta = IndexFileMeta(generation=generation, count=len(index), dim=index.dim, kind=index.kind,
-                         sha256=hashlib.sha256(data).hexdigest())
-    _atomic_write(path, data)
-    _atomic_write(path.with_suffix(path.suffix + '.json'), json.dumps(meta.__dict__).encode())
+    write_snapshot(path, snapshot_index(index, generation=generation))
 
 
 def load_index(path: Path, *, dim: int, generation: int, policy: IndexPolicy = DEFAULT_POLICY
