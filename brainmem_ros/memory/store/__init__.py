@@ -9,7 +9,8 @@ Every SQL statement of the memory core is in this package, behind named methods:
   how values are stored (one decoder per kind of row);
 * :mod:`.units`, :mod:`.text`, :mod:`.edges`, :mod:`.dynamics` -- the statements over
   units and vectors, full-text search, edges, and consolidation; :mod:`.access` --
-  the access statistics of Retrieve, written behind it;
+  the access statistics of Retrieve, written behind it; :mod:`.checkpoint` -- WAL
+  checkpoints, off the commits;
 * :mod:`.watch` -- edge change watching: the in-memory graph
   (:mod:`brainmem_ros.memory.adjacency`) is told which units' edges changed after
   every transaction, however the change was made;

@@ -1,0 +1,40 @@
+"""WAL checkpoints run on the store's checkpoint thread, not inside commits (store/checkpoint.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+from rosutil import wait_for
+
+from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.types import MemoryUnit
+
+
+def _rows_in_the_database_file(path: Path) -> int:
+    # immutable=1 reads the main file alone: what a checkpoint has copied back from the log.
+    db = sqlite3.connect(f'file:{path}?mode=ro&immutable=1', uri=True)
+    try:
+        return int(db.execute('SELECT count(*) FROM units').fetchone()[0])
+    except sqlite3.OperationalError:
+        return -1  # not even the schema is back in the file yet
+    finally:
+        db.close()
+
+
+def test_commits_leave_checkpoints_to_the_thread(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / 'm.db')
+    try:
+        with store.reading() as db:
+            assert db.execute('PRAGMA wal_autocheckpoint').fetchone()[0] == 0  # never inside a commit
+        vec = np.zeros(4, dtype=np.float32)
+        for i in range(40):
+            store.insert_unit(MemoryUnit(id=0, stamp=1.0 + i, text=f'Unit {i} is on the shelf',
+                                         last_access=1.0, valid_from=1.0), vec)
+        # The thread copies the log back (at most once a second while commits go on).
+        assert wait_for(lambda: _rows_in_the_database_file(store.path) == 40, timeout=30.0)
+        assert store.checkpoints >= 1
+    finally:
+        store.close()
+    assert not Path(f'{store.path}-wal').exists() or Path(f'{store.path}-wal').stat().st_size == 0
