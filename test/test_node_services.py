@@ -23,7 +23,8 @@ from brainmem_ros.srv import (
     Stats,
     Store,
 )
-from rosutil import call, running_node
+from rclpy.lifecycle import TransitionCallbackReturn
+from rosutil import call, running_node, wait_for
 
 pytestmark = pytest.mark.ros
 
@@ -178,3 +179,26 @@ def test_interpreter_is_tuned_for_latency(tmp_path: Path, model_paths: object) -
         gc.unfreeze()
         if blas is not None:
             threadpool_limits(limits=blas, user_api='blas')
+
+
+def test_queries_are_served_by_their_own_node(tmp_path: Path, model_paths: object) -> None:
+    # Retrieve and StateOf: a node and executor of their own in the same namespace
+    # (brainmem_ros/ros/query_server.py), the other services on the lifecycle node.
+    with running_node(tmp_path / 'mem', namespace='/robot3') as (node, client):
+        def services_of(name: str) -> set[str]:
+            return {n for n, _ in client.get_service_names_and_types_by_node(name, '/robot3')}
+
+        assert wait_for(lambda: {'/robot3/retrieve', '/robot3/state_of'} <= services_of('brainmem_recall'))
+        assert '/robot3/store' in services_of('brainmem')
+        assert not {'/robot3/retrieve', '/robot3/state_of'} & services_of('brainmem')
+        stored = call(client, Store, 'store', observation('The red cup is on the kitchen table'))
+        assert stored.success, stored.message
+        resp = call(client, Retrieve, 'retrieve', Retrieve.Request(query='where is the red cup?', top_k=1))
+        assert resp.success and resp.memories[0].unit.id == stored.id
+        # Through a cleanup and a new configure the queries are served again.
+        assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
+        assert node.trigger_cleanup() == TransitionCallbackReturn.SUCCESS
+        assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+        resp = call(client, Retrieve, 'retrieve', Retrieve.Request(query='where is the red cup?', top_k=1))
+        assert resp.success and resp.memories[0].unit.id == stored.id

@@ -53,6 +53,7 @@ from brainmem_ros.ros.ingest import IngestWorker
 from brainmem_ros.ros.inputs import InputCallbacks
 from brainmem_ros.ros.node_base import EPISODE_MAX_BYTES
 from brainmem_ros.ros.outputs import OutputCallbacks
+from brainmem_ros.ros.query_server import QueryServer
 from brainmem_ros.ros.services import ServiceCallbacks
 from brainmem_ros.ros.spin import spin
 from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, StateOf, Stats, Store
@@ -216,7 +217,9 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
                                           callback_group=g_a))
         h.append(self.create_service(Store, 'store', self.store_callback,
                                      callback_group=self._store_group))
-        h.append(self.create_service(Retrieve, 'retrieve', self.retrieve_callback, callback_group=g_q))
+        # The planner's queries: a node and executor of their own (ros/query_server.py).
+        self._queries = QueryServer(self, [(Retrieve, 'retrieve', self.retrieve_callback),
+                                           (StateOf, 'state_of', self.state_of_callback)])
         h.append(self.create_service(Stats, 'stats', self.stats_callback, callback_group=g_q))
         h.append(self.create_service(Reinforce, 'reinforce', self.reinforce_callback, callback_group=g_a))
         h.append(self.create_service(Consolidate, 'consolidate', self.consolidate_callback,
@@ -224,7 +227,6 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
         h.append(self.create_service(Forget, 'forget', self.forget_callback, callback_group=g_a))
         h.append(self.create_service(SetContext, 'set_context', self.set_context_callback,
                                      callback_group=g_a))
-        h.append(self.create_service(StateOf, 'state_of', self.state_of_callback, callback_group=g_q))
         h.append(self.create_timer(cfg.markers_period_s if cfg.markers_period_s > 0 else 0.5,
                                    self.markers_callback, callback_group=g_a))
         if cfg.consolidate_period_s > 0:
@@ -270,6 +272,9 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
 
     def _teardown(self) -> None:
         self._active = False
+        if self._queries is not None:
+            self._queries.close()
+            self._queries = None
         for handle in self._handles:
             self._destroy(handle)
         self._handles.clear()

@@ -58,6 +58,7 @@ class MemoryNodeBase(LifecycleNode):
         self._fleet: Any = None  # brainmem_ros.fleet.sync.FleetSync when fleet.enabled
         self._admin_group = ReentrantCallbackGroup()
         self._timings = ServiceTimings()  # what each service callback took: Stats's service_ms
+        self._queries: Any = None  # brainmem_ros.ros.query_server.QueryServer once configured
 
     def now(self) -> float:
         """The node's clock in POSIX seconds (sim time with use_sim_time): the memory's clock."""
