@@ -29,7 +29,7 @@ from bench.corpus import Corpus, queries
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.memory.brainmem import DB_NAME, INDEX_NAME
-from brainmem_ros.memory.graph import spread
+from brainmem_ros.memory.graph import edge_pairs, spread
 from brainmem_ros.memory.index import index_from_bytes, recall_at_k, search_threads
 from brainmem_ros.memory.retrieval import Query
 from brainmem_ros.memory.store import SqliteStore
@@ -134,8 +134,10 @@ def graph_peers(store: Path, embedder: Embedder, n: int, n_queries: int = 30) ->
             adjacency[uid] = sorted(edges, key=lambda e: -e.weight)[:cfg.fanout]
         load_s = time.perf_counter() - t
 
-        def in_memory(ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
-            return {i: adjacency.get(i, []) for i in ids}
+        pairs = edge_pairs(adjacency)
+
+        def in_memory(ids: Sequence[int]) -> Mapping[int, Sequence[tuple[int, float]]]:
+            return {i: pairs.get(i, []) for i in ids}
 
         times: dict[str, list[float]] = {'spread_sqlite': [], 'spread_memory': [], 'pagerank': []}
         overlap_all: list[float] = []
@@ -145,7 +147,7 @@ def graph_peers(store: Path, embedder: Embedder, n: int, n_queries: int = 30) ->
             kw: dict[str, Any] = {'hops': cfg.hops, 'decay': cfg.hop_decay,
                                   'threshold': cfg.activation_threshold, 'max_activated': cfg.max_activated}
             t = time.perf_counter()
-            spread(seeds, lambda ids: mem.store_db.edges_of(ids, fanout=cfg.fanout), **kw)
+            spread(seeds, lambda ids: edge_pairs(mem.store_db.edges_of(ids, fanout=cfg.fanout)), **kw)
             times['spread_sqlite'].append(time.perf_counter() - t)
             t = time.perf_counter()
             act = spread(seeds, in_memory, **kw)

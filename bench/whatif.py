@@ -32,6 +32,7 @@ from bench.dbfile import file_rows
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory import BrainMem, MemoryConfig
 from brainmem_ros.memory.adjacency import Adjacency
+from brainmem_ros.memory.graph import edge_pairs
 from brainmem_ros.memory.retrieval import Query, Retriever
 from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.types import (
@@ -93,9 +94,9 @@ def light_units(store: SqliteStore, ids: Sequence[int]) -> dict[int, MemoryUnit]
 class BatchedRetriever(Retriever):
     """``Retriever.run`` with edges from one batched SQL query per hop."""
 
-    def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
+    def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[tuple[int, float]]]:
         """Each unit's strongest ``fanout`` edges, one query per 400 units."""
-        return edges_batched(self.store, ids, fanout=self.config.fanout)
+        return edge_pairs(edges_batched(self.store, ids, fanout=self.config.fanout))
 
 
 def windowed_fts(store: SqliteStore) -> Any:

@@ -20,6 +20,7 @@ import pytest
 from brainmem_ros.memory import BrainMem, Edge, EdgeKind, MemoryConfig, MemoryUnit
 from brainmem_ros.memory import adjacency as adjacency_module
 from brainmem_ros.memory.adjacency import Adjacency
+from brainmem_ros.memory.graph import edge_pairs
 from brainmem_ros.memory.retrieval import Query, Retriever
 from brainmem_ros.memory.store import EdgeScale, SqliteStore
 
@@ -58,9 +59,12 @@ def assert_same(adj: Adjacency, store: SqliteStore) -> None:
     assert adj.wait_ready(timeout=60)
     ids = list(range(-1, max(adj.rows, store.max_id() + 1) + 2))
     expected = store.edges_of(ids, fanout=adj.fanout)
+    # Spreading's pairs first: stale rows are still read from SQLite by this call.
+    assert adj.neighbour_weights(ids) == edge_pairs(expected)
     assert adj.edges_of(ids) == expected
     assert adj.stale_rows == 0
     assert adj.edges_of(ids) == expected
+    assert adj.neighbour_weights(ids) == edge_pairs(expected)
 
 
 def add_units(store: SqliteStore, n: int) -> list[int]:

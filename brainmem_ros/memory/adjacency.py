@@ -64,6 +64,10 @@ _SPAN_BITS = 22  # src ids per bulk read, at most 2**22: src - start fits in the
 Ids = npt.NDArray[np.int64]
 
 
+# Rows held in memory, as plain Python values: ids, other units, kind codes, effective weights.
+HeldRows = tuple[list[int], list[list[int]], list[list[int]], list[list[float]]]
+
+
 class Adjacency:
     """Each unit's strongest ``fanout`` edges in RAM, equal to SQLite after every commit.
 
@@ -100,13 +104,49 @@ class Adjacency:
 
     def edges_of(self, ids: Iterable[int], *, fanout: int | None = None) -> dict[int, list[Edge]]:
         """The strongest ``fanout`` edges of each unit (default: all it holds), both directions."""
+        wanted, out, held = self._lookup(ids, fanout)
+        if held is not None:
+            for uid, row_o, row_c, row_w in zip(*held, strict=True):
+                edges: list[Edge] = []
+                for other, code, weight in zip(row_o, row_c, row_w, strict=True):
+                    if not other:
+                        break
+                    kind = KINDS[code & KIND_MASK]
+                    edges.append(Edge(other, uid, kind, weight) if code & INCOMING
+                                 else Edge(uid, other, kind, weight))
+                out[uid] = edges
+        return {uid: out[uid] for uid in wanted}
+
+    def neighbour_weights(self, ids: Iterable[int], *, fanout: int | None = None
+                          ) -> dict[int, list[tuple[int, float]]]:
+        """:meth:`edges_of` as (other unit, weight) pairs, in the same order: what spreading needs.
+
+        Spreading activation reads a few thousand edges per Retrieve; building an
+        :class:`Edge` for each only to take it apart again was a third of its time.
+        """
+        wanted, out, held = self._lookup(ids, fanout)
+        pairs = {uid: [(e.dst if e.src == uid else e.src, e.weight) for e in edges]
+                 for uid, edges in out.items()}
+        if held is not None:
+            for uid, row_o, _, row_w in zip(*held, strict=True):
+                n = row_o.index(0) if 0 in row_o else len(row_o)
+                pairs[uid] = list(zip(row_o[:n], row_w[:n], strict=True))
+        return {uid: pairs[uid] for uid in wanted}
+
+    def _lookup(self, ids: Iterable[int], fanout: int | None
+                ) -> tuple[list[int], dict[int, list[Edge]], HeldRows | None]:
+        """(the ids asked, edges read from SQLite, plain rows held in memory for the rest).
+
+        The rows are (ids, other units, kind codes, effective weights), Python values taken
+        under the store's lock; None when SQLite answered for every id.
+        """
         k = self.fanout if fanout is None else fanout
         store = self.store
         wanted = list(dict.fromkeys(int(i) for i in ids))
         out: dict[int, list[Edge]] = {}
         with store.lock:
             if not self._ready or k > self.fanout or store.in_transaction:
-                return store.edges_of(wanted, fanout=k)
+                return wanted, store.edges_of(wanted, fanout=k), None
             store.settle_edges()  # changes made outside any transaction, if any
             scale = store.edge_scale()
             rows = self._rows
@@ -115,7 +155,7 @@ class Adjacency:
                 # these rows were read during one that has ended since.
                 if not scale.below and not self._reading:
                     self.reload()
-                return store.edges_of(wanted, fanout=k)
+                return wanted, store.edges_of(wanted, fanout=k), None
             if scale.scale != rows.scale.scale:
                 rows.rescale(scale)
             n = len(rows)
@@ -129,20 +169,11 @@ class Adjacency:
                     out[uid] = [Edge(e.src, e.dst, e.kind, e.weight * scale.factor(e.src, e.kind.value))
                                 for e in read[:k]]
             fresh = held[~stale]
-            # Plain Python values under the lock, Edge objects after it.
+            # Plain Python values under the lock, Edge objects (or pairs) after it.
             others = rows.other[fresh, :k].tolist()
             codes = rows.code[fresh, :k].tolist()
             weights = rows.effective(rows.weight[fresh, :k], rows.code[fresh, :k]).tolist()
-        for uid, row_o, row_c, row_w in zip(fresh.tolist(), others, codes, weights, strict=True):
-            edges: list[Edge] = []
-            for other, code, weight in zip(row_o, row_c, row_w, strict=True):
-                if not other:
-                    break
-                kind = KINDS[code & KIND_MASK]
-                edges.append(Edge(other, uid, kind, weight) if code & INCOMING
-                             else Edge(uid, other, kind, weight))
-            out[uid] = edges
-        return {uid: out[uid] for uid in wanted}
+        return wanted, out, (fresh.tolist(), others, codes, weights)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Wait for the bulk read under way (tests, benchmarks); True when the rows are in use."""

@@ -13,7 +13,13 @@ from brainmem_ros.memory.index import VectorIndex
 from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit
 
-NeighbourFn = Callable[[Sequence[int]], Mapping[int, Sequence[Edge]]]
+# Each unit's strongest edges as (other unit, weight), strongest first.
+NeighbourFn = Callable[[Sequence[int]], Mapping[int, Sequence[tuple[int, float]]]]
+
+
+def edge_pairs(edges: Mapping[int, Sequence[Edge]]) -> dict[int, list[tuple[int, float]]]:
+    """Edges per unit as the (other unit, weight) pairs :func:`spread` reads."""
+    return {uid: [(e.dst if e.src == uid else e.src, e.weight) for e in row] for uid, row in edges.items()}
 # One vector search's (scores, ids), best first; ids are -1 past the index's size.
 Neighbours = tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]
 
@@ -82,12 +88,13 @@ def spread(seeds: Mapping[int, float], neighbours: NeighbourFn, *, hops: int, de
     """Spread activation from ``seeds`` over the graph.
 
     Each hop passes ``level * edge weight * decay`` to every neighbour (edges in
-    either direction; ``neighbours`` returns each unit's strongest edges, which caps
-    the fan-out); a unit keeps the strongest activation that reaches it, and the
-    path it came by. Spreading stops below ``threshold``, after ``hops`` hops, or once
-    ``max_activated`` units are reached, so the work is bounded whatever the graph's size.
+    either direction; ``neighbours`` returns each unit's strongest edges as (other
+    unit, weight) pairs, which caps the fan-out); a unit keeps the strongest activation
+    that reaches it, and the path it came by. Spreading stops below ``threshold``, after
+    ``hops`` hops, or once ``max_activated`` units are reached, so the work is bounded
+    whatever the graph's size.
 
-    >>> edges = {1: [Edge(1, 2, EdgeKind.ENTITY, 1.0)], 2: [Edge(1, 2, EdgeKind.ENTITY, 1.0)]}
+    >>> edges = {1: [(2, 1.0)], 2: [(1, 1.0)]}
     >>> spread({1: 1.0}, lambda ids: {i: edges.get(i, []) for i in ids},
     ...        hops=2, decay=0.5, threshold=0.1, max_activated=10)[2]
     Activation(level=0.5, path=(1, 2), received=0.5)
@@ -102,8 +109,7 @@ def spread(seeds: Mapping[int, float], neighbours: NeighbourFn, *, hops: int, de
         for uid in frontier:
             source_level, path, _ = active[uid]
             passed = source_level * decay
-            for src, dst, _, weight in edges.get(uid, ()):
-                other = dst if src == uid else src
+            for other, weight in edges.get(uid, ()):
                 level = passed * weight
                 if level < threshold or other in path:
                     continue

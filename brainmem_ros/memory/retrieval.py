@@ -36,7 +36,7 @@ from brainmem_ros.memory.diversity import diversify
 from brainmem_ros.memory.evidence import Candidates, EvidenceScale
 from brainmem_ros.memory.fact_store import FactStore
 from brainmem_ros.memory.facts import fact_factors
-from brainmem_ros.memory.graph import Activation, spread
+from brainmem_ros.memory.graph import Activation, edge_pairs, spread
 from brainmem_ros.memory.index import VectorIndex
 from brainmem_ros.memory.query import (
     Query,
@@ -48,7 +48,7 @@ from brainmem_ros.memory.query import (
 )
 from brainmem_ros.memory.store import SqliteStore, UnitHead
 from brainmem_ros.memory.text_recall import TextCandidates, text_candidates
-from brainmem_ros.memory.types import Edge, Pose, ScoredMemory, ScoreParts
+from brainmem_ros.memory.types import Pose, ScoredMemory, ScoreParts
 
 # Query and its text helpers moved to memory.query; importers of this module keep them.
 __all__ = ['Candidates', 'Query', 'Retriever', 'entity_mentions', 'fts_expression', 'per_request']
@@ -260,12 +260,13 @@ class Retriever:
             cosine.update(zip(vectors, _relevances(qvecs, weights, list(vectors.values())).tolist(),
                               strict=True))
 
-    def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[Edge]]:
-        """The strongest ``fanout`` edges of each unit: what activation spreads along."""
+    def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[tuple[int, float]]]:
+        """The strongest ``fanout`` edges of each unit, as (other unit, weight): what activation
+        spreads along."""
         if self.adjacency is not None:
             # Answers from SQLite itself when fanout was raised beyond what it holds.
-            return self.adjacency.edges_of(ids, fanout=self.config.fanout)
-        return self.store.edges_of(ids, fanout=self.config.fanout)
+            return self.adjacency.neighbour_weights(ids, fanout=self.config.fanout)
+        return edge_pairs(self.store.edges_of(ids, fanout=self.config.fanout))
 
     def _scores(self, heads: Sequence[UnitHead], scale: EvidenceScale, cosine: Mapping[int, float],
                 activated: Mapping[int, Activation], facts: Mapping[int, float], *, now: float
