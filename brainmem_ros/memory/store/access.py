@@ -68,10 +68,12 @@ class AccessStats(UnitRows):
 
     def get_units(self, ids: Iterable[int]) -> dict[int, MemoryUnit]:
         """Units by id (missing ids are absent), with the accesses noted and not yet written."""
-        units = super().get_units(ids)
-        with self._pending_lock:
-            noted = [(uid, self._pending[uid]) for uid in units if uid in self._pending] \
-                if self._pending else []
+        # Rows and notes under the store's lock, as the writer swaps and writes them.
+        with self._lock:
+            units = super().get_units(ids)
+            with self._pending_lock:
+                noted = [(uid, self._pending[uid]) for uid in units if uid in self._pending] \
+                    if self._pending else []
         for uid, (count, latest) in noted:
             unit = units[uid]
             units[uid] = dataclasses.replace(unit, access_count=unit.access_count + count,
@@ -80,10 +82,11 @@ class AccessStats(UnitRows):
 
     def unit_heads(self, ids: Iterable[int], *, with_pose: bool = True) -> dict[int, UnitHead]:
         """Ranking columns by id (missing ids are absent), last_access as noted if later."""
-        heads = super().unit_heads(ids, with_pose=with_pose)
-        with self._pending_lock:
-            noted = [(uid, self._pending[uid][1]) for uid in heads if uid in self._pending] \
-                if self._pending else []
+        with self._lock:
+            heads = super().unit_heads(ids, with_pose=with_pose)
+            with self._pending_lock:
+                noted = [(uid, self._pending[uid][1]) for uid in heads if uid in self._pending] \
+                    if self._pending else []
         for uid, latest in noted:
             head = heads[uid]
             if latest > head.last_access:
@@ -101,14 +104,17 @@ class AccessStats(UnitRows):
         Access statistics are a by-product of recall: on a full or read-only disk they
         are dropped with a warning, as before, so that nothing else fails for them.
         """
-        with self._pending_lock:
-            pending, self._pending = self._pending, {}
-        if not pending:
+        if not self._pending:
             return 0
-        # MAX: a reinforcement may have set a later last_access in the meantime.
-        rows = [(count, latest, uid) for uid, (count, latest) in pending.items()]
+        rows: list[tuple[int, float, int]] = []
         try:
             with self.atomic(durable=False, background=True) as db:
+                # Taken inside the transaction, under the store's lock: a read through the
+                # store sees the notes or the rows written from them, never neither.
+                with self._pending_lock:
+                    pending, self._pending = self._pending, {}
+                # MAX: a reinforcement may have set a later last_access in the meantime.
+                rows = [(count, latest, uid) for uid, (count, latest) in pending.items()]
                 db.executemany('UPDATE units SET access_count = access_count + ?, '
                                'last_access = MAX(last_access, ?) WHERE id = ?', rows)
         except StoreError as exc:
