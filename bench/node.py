@@ -55,10 +55,10 @@ def node_and_client(data_dir: Path, params: dict[str, Any], *, params_file: Path
 
 def call(cli: Any, request: Any, *, timeout: float = 60.0, what: str = 'service call') -> Any:
     """The response of one call of client ``cli`` (the client node spins on its own thread)."""
-    future = cli.call_async(request)
-    done = threading.Event()
-    future.add_done_callback(lambda _: done.set())
-    if not done.wait(timeout):
+    from brainmem_ros.ros.client import answer
+
+    response = answer(cli, request, timeout)
+    if response is None:
         msg = f'{what} did not answer within {timeout:.0f} s'
         raise TimeoutError(msg)
-    return future.result()
+    return response

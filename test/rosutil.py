@@ -20,6 +20,7 @@ from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from brainmem_ros.ros.client import answer
 from brainmem_ros.ros.spin import spin
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,13 +33,11 @@ def call(node: Node, srv_type: Any, name: str, request: Any, *, timeout: float =
         if not client.wait_for_service(timeout_sec=timeout):
             msg = f'service {name} not available'
             raise TimeoutError(msg)
-        future = client.call_async(request)
-        done = threading.Event()
-        future.add_done_callback(lambda _: done.set())
-        if not done.wait(timeout):
+        response = answer(client, request, timeout)
+        if response is None:
             msg = f'service {name} did not answer within {timeout} s'
             raise TimeoutError(msg)
-        return future.result()
+        return response
     finally:
         node.destroy_client(client)
 

@@ -18,6 +18,21 @@ class MemoryServiceError(BrainMemError):
     """The node answered success=false, or did not answer in time."""
 
 
+def answer(client: Any, request: Any, timeout: float) -> Any | None:
+    """The response of one ``call_async`` of ``client``, or None after ``timeout`` seconds.
+
+    The node owning ``client`` must be spun by an executor on another thread. A request
+    that timed out is dropped from the client's pending ones.
+    """
+    future = client.call_async(request)
+    done = threading.Event()
+    future.add_done_callback(lambda _: done.set())
+    if not done.wait(timeout):
+        client.remove_pending_request(future)
+        return None
+    return future.result()
+
+
 @dataclass(frozen=True)
 class Recalled:
     """One retrieved memory, as a planner uses it."""
@@ -62,14 +77,10 @@ class MemoryClient:
         if not client.wait_for_service(timeout_sec=self.timeout):
             msg = f'brainmem service {client.srv_name} is not available'
             raise MemoryServiceError(msg)
-        future = client.call_async(request)
-        done = threading.Event()
-        future.add_done_callback(lambda _: done.set())
-        if not done.wait(self.timeout):
-            client.remove_pending_request(future)
+        response = answer(client, request, self.timeout)
+        if response is None:
             msg = f'brainmem service {client.srv_name} did not answer within {self.timeout} s'
             raise MemoryServiceError(msg)
-        response = future.result()
         if not response.success:
             raise MemoryServiceError(response.message)
         return response
