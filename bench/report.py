@@ -145,11 +145,18 @@ def render() -> str:
 def _targets(res: dict[str, Any], sizes: list[int]) -> str:
     rows: list[tuple[str, str, str, str]] = []
     for n in sizes:
-        rr = _get(res, 'retrieve_ros', n)
-        if n in TARGET_P99_MS and rr:
-            ok = rr['p99'] <= TARGET_P99_MS[n]
-            rows.append((f'Retrieve p99 through the service, {_n(n)}', f'≤ {TARGET_P99_MS[n]:.0f} ms',
-                         f'{rr["p99"]:.0f} ms (p50 {rr["p50"]:.0f})', 'met' if ok else '**missed**'))
+        if n in TARGET_P99_MS and (row := _retrieve_target(res, n)):
+            rows.append(row)
+    for n in sizes:
+        c = _get(res, 'consolidate', n)
+        if n in TARGET_P99_MS and c and 'retrieve_during' in c:
+            rd, ra, sd = c['retrieve_during'], c['retrieve_alone'], c['store_during']
+            rows.append((f'Retrieve while consolidation cycles run (in-process), {_n(n)}',
+                         f'≤ {TARGET_P99_MS[n]:.0f} ms',
+                         f'p99 {rd["p99"]:.1f} ms over {rd["cycles"]} cycles (p50 {rd["p50"]:.1f}, max '
+                         f'{rd["max"]:.1f}; alone in the same run p99 {ra["p99"]:.1f}); Store during cycles '
+                         f'p50 {sd["p50"]:.1f}, p99 {sd["p99"]:.1f}, max {sd["max"]:.1f} ms',
+                         'met' if rd['p99'] <= TARGET_P99_MS[n] else '**missed**'))
     stores = [(n, s, _get(res, 'store_ros', n)) for n in sizes if (s := _get(res, 'store_inprocess', n))]
     if stores:
         topic = [_v(r, 'topic', 'per_s') or 0.0 for _, _, r in stores]
@@ -176,6 +183,25 @@ def _targets(res: dict[str, Any], sizes: list[int]) -> str:
     return ('## DESIGN §5 targets\n\n' + table(['target', 'goal', 'measured', ''], rows) + '\n'
             + '\nWhat stands in the way of the missed ones, with profiles, is in the last section.\n'
             + '\n![Scaling: latency and memory vs N, log-log](scaling.png)\n')
+
+
+def _retrieve_target(res: dict[str, Any], n: int) -> tuple[str, str, str, str] | None:
+    """The Retrieve p99 target judged on every recorded run (``bench.perf --repeats``)."""
+    goal = TARGET_P99_MS[n]
+    runs = [r['ros'] for r in (_get(res, 'retrieve_runs', n) or {}).get('runs', []) if 'ros' in r]
+    if not runs:
+        last = _get(res, 'retrieve_ros', n)
+        runs = [last] if last else []
+    if not runs:
+        return None
+    met = sum(r['p99'] <= goal for r in runs)
+    measured = (f'{len(runs)} run{"s" if len(runs) > 1 else ""}: p99 '
+                + ' / '.join(f'{r["p99"]:.1f}' for r in runs) + ' ms (p50 '
+                + ' / '.join(f'{r["p50"]:.1f}' for r in runs) + '; inside the node\'s callback p99 '
+                + ' / '.join(_fmt(_v(r, 'node_p99')) for r in runs) + '; load average '
+                + ' / '.join(_fmt(_v(r, 'load'), '.2f') for r in runs) + ')')
+    verdict = 'met' if met == len(runs) else f'**missed** in {len(runs) - met} of {len(runs)} runs'
+    return (f'Retrieve p99 through the service, {_n(n)}', f'≤ {goal:.0f} ms', measured, verdict)
 
 
 def _multi_hop_row() -> tuple[str, str, str, str]:
@@ -244,16 +270,19 @@ def _time_section(res: dict[str, Any], sizes: list[int]) -> str:
     prof = sec[str(biggest)].get('profile', '')
     text = ['## Where the time goes', '',
             'Mean milliseconds per Retrieve in each stage (the stages are timed by wrapping the '
-            'methods of the live store, index and encoder; "rest" is everything else: rank fusion, '
-            'the Python of spreading activation, filters and the rerank).', '',
-            table(['stage', *(f'{_n(n)} ms' for n in have)], rows), '', _where_time_goes(sec, have), '']
+            'methods of the live store, index and encoder; "rest" is everything else on the calling '
+            'thread: rank fusion, the Python of spreading activation, filters and the rerank). '
+            'Lexical and entity recall run on a retriever thread while the query is embedded, so '
+            'the stages add up to more than the total.', '',
+            table(['stage', *(f'{_n(n)} ms' for n in have)], rows), '',
+            _where_time_goes(sec, res.get('retrieve_ros', {}), have), '']
     if prof:
         text += [f'cProfile of 50 Retrieves at {_n(biggest)} (sorted by own time, top 15):', '',
                  '```', prof, '```', '']
     return '\n'.join(text)
 
 
-def _where_time_goes(sec: dict[str, Any], have: list[int]) -> str:
+def _where_time_goes(sec: dict[str, Any], res_ros: dict[str, Any], have: list[int]) -> str:
     def stage(name: str) -> str:
         return ', '.join(f'{sec[str(n)]["stages_ms"].get(name, 0.0):.1f} ms at {_n(n)}' for n in have)
 
@@ -268,8 +297,10 @@ def _where_time_goes(sec: dict[str, Any], have: list[int]) -> str:
         'the query, goal and state (three encoder calls of ~2 ms with the dynamic-int8 '
         'encoder, ~6 ms before), and the Python of fusion, spreading activation over the '
         'in-memory graph and the array rerank (' + stage('rest: fusion, spreading, rerank (Python)')
-        + '). The service adds 3-8 ms (p50, this run): DDS both ways and the rclpy executors '
-        'of two processes.')
+        + '). The service adds ' + ', '.join(
+            f'{_v(ros, "p50") - _v(ri, "p50"):.1f} ms at {_n(n)}' for n in have  # type: ignore[operator]
+            if (ri := sec.get(str(n))) and (ros := res_ros.get(str(n))))
+        + ' to the median (the last run): DDS both ways and the rclpy executors of two processes.')
 
 
 def _store_section(res: dict[str, Any], sizes: list[int]) -> str:
