@@ -204,3 +204,31 @@ def test_reflection_creates_insights_linked_to_their_evidence(mem_factory: Any) 
         assert evidence and all(t == 'observation' for t in evidence)
     hits = mem.retrieve('what keeps going wrong with the dishwasher?', types=['reflection'])
     assert hits and all(h.unit.type is UnitType.REFLECTION for h in hits)
+
+
+def test_encoder_failure_during_retrieve_is_the_error_reported(mem_factory: Any, embedder: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The query's encoder error surfaces as itself, not as what the words' thread met."""
+    from brainmem_ros.errors import ModelError, StoreError
+    from brainmem_ros.memory import retrieval
+
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 100)
+    mem.store('The red cup is on the kitchen table', stamp=T0)
+
+    def broken_text(*_: object) -> object:
+        raise StoreError('database is locked')
+
+    class BrokenEncoder:
+        dim = embedder.dim
+
+        def embed(self, texts: object) -> object:
+            raise ModelError('ONNX Runtime: out of memory')
+
+    with monkeypatch.context() as patch:
+        patch.setattr(retrieval, 'text_candidates', broken_text)
+        patch.setattr(mem.retriever, 'embedder', BrokenEncoder())
+        with pytest.raises(ModelError, match='out of memory'):
+            mem.retrieve('where is the red cup?')
+    # Nothing was left half done: the next query answers.
+    assert [h.unit.text for h in mem.retrieve('where is the red cup?', top_k=1)] == [
+        'The red cup is on the kitchen table']

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 import numpy.typing as npt
@@ -242,8 +242,12 @@ class Retriever:
         text = self._text_pool.submit(text_candidates, self.store, self.config, q)
         try:
             qvecs = embed_query(self.embedder, texts)
-        finally:
-            found_text = text.result()
+        except BaseException:
+            # The encoder's error is the one to report; the thread still ends its reads
+            # before the caller may close the store.
+            wait([text])
+            raise
+        found_text = text.result()
         found = self.recall(q, qvecs, weights, found_text)
         seed_ids = found.ids
         cosine = dict(found.cosine)
