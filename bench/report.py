@@ -246,7 +246,8 @@ def _retrieve_section(res: dict[str, Any], sizes: list[int]) -> str:
     return ('## Retrieve latency\n\n`BrainMem.retrieve(query, goal, state, top_k=10)` in-process, and '
             'through the `retrieve` service of `brainmem_node` running as its own process (as '
             '`ros2 run` starts it, default parameters), called by a client node in the benchmark '
-            'process over DDS on localhost, one request at a time. Command: `' + PERF + '`.\n\n'
+            'process over DDS on localhost, one request at a time. Command: `' + PERF + ' --repeats 5` '
+            '(what `make bench` runs): the table gives the last run, the targets table every run.\n\n'
             + table(['N', 'index', 'in-process p50 ms', 'p99 ms', 'CPU p50 ms', 'service p50 ms',
                      'p99 ms', 'in the callback p99 ms', 'target p99 ms', 'load avg'], rows)
             + '\n\n"CPU" is the thread CPU time of the call: what it would take with a core to '
@@ -554,52 +555,43 @@ Found by profiling (py-spy on the node process, cProfile in-process) and fixed:
 6. **Store paths.** One vector search per Store (near-duplicates and similar-meaning
    links), at a quarter of the IVF `nprobe` (same top-5 on the 1M store, 0.7 instead of
    2.8 ms); the reflection check is one aggregate query; topic ingest prepares the next
-   batch while the previous one commits; access statistics of a Retrieve commit without
-   an fsync of their own (the next synchronous commit makes them durable).
+   batch while the previous one commits.
+7. **Work under the memory's lock.** A Retrieve commits nothing (its access statistics
+   are written behind it, about half a second later); SQLite's WAL checkpoints run on a
+   thread and connection of their own instead of inside the commit that crossed 1,000
+   pages; the vector index file is written by a thread from a copy taken under the lock;
+   consolidation decays units in short chunks and the edges by one stored factor. The
+   longest hold of the lock in a 100k daily cycle went from 160 to 2.1 ms.
+8. **The executor in front of Retrieve.** Retrieve and StateOf are served by a node of
+   their own (`brainmem_recall`) on a single-threaded executor; the memory node's
+   multi-threaded executor rebuilt its wait set in Python over ~30 entities per request.
+   Lexical and entity recall run on a retriever thread while the query is embedded.
 
 What remains:
 
-1. **Retrieve p99 at 10k (20 ms).** A Retrieve at 10k is ~17 ms of CPU in-process: three
-   encoder calls (query, goal, state; ~5 ms; the node's text cache saves the repeated
-   goal and state), fusion, spreading and rerank in Python (~5 ms), BM25 over up to
-   1,000 FTS5 matches (~1.5 ms), the vector search, loading vectors and heads from
-   SQLite; the service adds 3-8 ms (DDS and two rclpy executors). The p99 is the same
-   work on a shared 2-core machine. What would remove it: rclpy's C++
-   `EventsExecutor` (experimental in Jazzy: one thread, so Consolidate would have to
-   leave the executor first); one encoder call for query, goal and state (with a float
-   encoder, or accepting batch-dependent query vectors); fewer candidates
-   (`recall_factor`, `max_activated`), which trades recall.
-2. **Store at 200 observations/s.** The topic path, the node's fast path for perception,
-   reached 156-218 observations/s in the three full runs of the day (10k / 100k / 1M:
-   187 / 218 / 181, then 156 / 167 / 173 in the run above; the machine is shared), and
-   `store_many` x32 96-175. Per observation (cProfile of 640 corpus observations at
-   10k): ~4 ms of encoder and ~1 ms of rule extraction to prepare, ~2.6 ms to
-   deduplicate, link and write, ~13% more units from reflection (39 insights per 300
-   observations), and rclpy's executor loop, which is Python and busy for every
-   incoming message. On two cores the GIL-bound parts (extraction, linking, the executor)
-   are the limit. `encoder.parallel_calls: 2` runs a batch's encoder calls two at a time:
-   measured, `store_many` x32 in-process went from 136 to 206-214 observations/s, but the
-   node's topic ingest did not gain (~125 vs ~116/s over 1,000 observations, alternating
-   runs), because its commit thread needs the second core; the default stays 1. What
-   would remove the limit: the `EventsExecutor`; reflection on a thread of its own (it is
-   also the Store p99: 37 ms with it, 16-21 ms with reflection off, one by one at 10k).
-   One at a time through the service, each Store also waits for its own fsync and a
-   DDS round trip (~13 ms); at 1M FTS5's automatic segment merging adds ~3 ms per
-   transaction (measured: 11.3 ms per Store with it, 8.4 ms with `automerge=0`); merging
-   at idle time would move it off the Store path.
-3. **Consolidation holds the memory lock** for the whole cycle (tens of seconds at 1M:
-   every unit row and ~23M edge rows). Edge decay is one factor for all non-structural
-   edges: keep it as a number in `meta` (effective weight = stored weight × factor),
-   prune and rescale only when it gets small; decay units in id-range chunks of ~50k,
-   one transaction each, so Store and Retrieve run in between.
+1. **Retrieve's margin on a shared machine.** A Retrieve is 10-12 ms at the median
+   in-process at 10k and 100k: encoding the query, goal and state (three encoder calls,
+   ~2.5 ms each the first time a text is seen; the node's text cache saves repeated goals
+   and states), the vector search, fusion, spreading and the rerank in Python; the
+   service adds the DDS round trip and two executors. The p99 is that work on two shared
+   cores, so it moves with the machine's other jobs: the runs above met 25 ms, runs in a
+   busier hour of the same day measured 22-29 ms. What would widen the margin: rclpy's
+   C++ `EventsExecutor` (experimental in Jazzy); one encoder call for the three texts
+   (needs a float encoder, or query vectors that depend on their batch).
+2. **Store at 200 observations/s.** See the Store rows: the topic path is near the target,
+   one Store at a time through the service waits for its own fsync and a DDS round trip.
+   On two cores the GIL-bound parts (extraction, linking, rclpy's executor loop) are the
+   limit; reflection on a thread of its own and the `EventsExecutor` would lift it.
+3. **Stores while a cycle runs** take about twice as long at the 99th percentile (the
+   Consolidation table): the cycle's writes and their checkpoints share the disk with
+   the Store's own fsync. The lock is not the cause (held at most 2.1 ms at a time).
 4. **A cold page cache at 1M.** Right after the 4 GB store had been copied, one run
    measured in-process Retrieve p50 38 / p99 343 ms at 1M (loading the candidates'
-   vectors from disk: 25 ms per query instead of 5) and 34 / 57 ms through the service
-   once warm; the other runs (the table above among them) had the cache warm. A robot's
-   store stays in the page cache only if the machine has the memory for it; vectors in
-   their own table (or file) would make the hot part smaller.
-5. **The in-memory graph is read again at every open** (~25 s at 1M, in the background,
-   SQLite answering meanwhile); saving it next to the vector index would make it instant.
+   vectors from disk); the vectors are now held in RAM once read (768 B a unit), but the
+   other pages a Retrieve reads stay in the page cache only if the machine has the memory.
+5. **The in-memory graph is read again at every open** (~25-40 s at 1M, in the
+   background, SQLite answering meanwhile); saving it next to the vector index would
+   make it instant.
 """
 
 
