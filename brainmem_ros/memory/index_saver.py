@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from brainmem_ros.memory.index import IndexSnapshot, write_snapshot
+from brainmem_ros.memory.threads import end_thread
 
 __all__ = ['IndexSaver', 'write_snapshot']  # write_snapshot: the one call that writes (tests)
 _log = logging.getLogger(__name__)
@@ -87,6 +88,4 @@ class IndexSaver:
         with self._start_lock:
             self._stop.set()
             thread = self._thread
-        self._wake.set()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
+        end_thread(thread, self._wake)

@@ -28,6 +28,7 @@ from brainmem_ros.errors import StoreError
 from brainmem_ros.memory.config import StoreConfig
 from brainmem_ros.memory.store.codec import UnitHead
 from brainmem_ros.memory.store.units import UnitRows
+from brainmem_ros.memory.threads import end_thread
 from brainmem_ros.memory.types import MemoryUnit
 
 _log = logging.getLogger(__name__)
@@ -133,11 +134,7 @@ class AccessStats(UnitRows):
 
     def close(self) -> None:
         """Stop the writer, write the notes left, then close the store."""
-        self._stop_access.set()
-        self._wake.set()
-        writer = self._writer
-        if writer is not None and writer is not threading.current_thread():
-            writer.join()
+        end_thread(self._writer, self._stop_access, self._wake)
         if not self.read_only:
             self.flush_access()
         super().close()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from brainmem_ros.memory.config import StoreConfig
 from brainmem_ros.memory.store.connection import Connection
+from brainmem_ros.memory.threads import end_thread
 
 _log = logging.getLogger(__name__)
 #: SQLite's own default for wal_autocheckpoint (pages), restored if the thread cannot start.
@@ -80,9 +81,5 @@ class WalCheckpoints(Connection):
 
     def close(self) -> None:
         """Stop the checkpoint thread, then close (the close truncates the log)."""
-        self._ckpt_stop.set()
-        self._ckpt_wake.set()
-        thread = self._ckpt_thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
+        end_thread(self._ckpt_thread, self._ckpt_stop, self._ckpt_wake)
         super().close()

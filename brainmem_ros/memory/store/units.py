@@ -26,6 +26,7 @@ from brainmem_ros.memory.store.codec import (
 from brainmem_ros.memory.store.connection import Connection
 from brainmem_ros.memory.store.sql import HEAD_COLUMNS, UNIT_COLUMNS, chunks, filter_sql, qmarks, valid_ids
 from brainmem_ros.memory.store.vector_cache import VectorCache, as_stored
+from brainmem_ros.memory.threads import end_thread
 from brainmem_ros.memory.types import Enrichment, MemoryUnit, UnitFilter
 
 _log = logging.getLogger(__name__)
@@ -56,9 +57,7 @@ class UnitRows(Connection):
 
     def close(self) -> None:
         """Stop filling the vector cache, then close the store."""
-        self._fill_stop.set()
-        if self._filler is not None and self._filler is not threading.current_thread():
-            self._filler.join()
+        end_thread(self._filler, self._fill_stop)
         super().close()
 
     def _fill_vector_cache(self, cache: VectorCache) -> None:
