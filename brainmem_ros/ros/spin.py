@@ -17,15 +17,24 @@ import logging
 
 from rclpy.exceptions import InvalidHandle
 from rclpy.executors import Executor, ExternalShutdownException
+from rclpy.task import Future
 
 _log = logging.getLogger(__name__)
 
 
-def spin(executor: Executor) -> None:
-    """``executor.spin()`` until the executor or its context is shut down."""
-    while True:
+def spin(executor: Executor, *, until: Future | None = None) -> None:
+    """``executor.spin()`` until the executor or its context is shut down, or ``until`` is done.
+
+    ``until`` lets the owner end the loop before it shuts the executor down, so that
+    the executor's guard conditions are not destroyed under a thread still waiting on
+    them (``Executor.shutdown`` destroys them at once, without waiting for spin).
+    """
+    while until is None or not until.done():
         try:
-            executor.spin()
+            if until is None:
+                executor.spin()
+            else:
+                executor.spin_until_future_complete(until)
         except ExternalShutdownException:
             return
         except Exception as exc:
