@@ -150,13 +150,7 @@ def _targets(res: dict[str, Any], sizes: list[int]) -> str:
     for n in sizes:
         c = _get(res, 'consolidate', n)
         if n in TARGET_P99_MS and c and 'retrieve_during' in c:
-            rd, ra, sd = c['retrieve_during'], c['retrieve_alone'], c['store_during']
-            rows.append((f'Retrieve while consolidation cycles run (in-process), {_n(n)}',
-                         f'≤ {TARGET_P99_MS[n]:.0f} ms',
-                         f'p99 {rd["p99"]:.1f} ms over {rd["cycles"]} cycles (p50 {rd["p50"]:.1f}, max '
-                         f'{rd["max"]:.1f}; alone in the same run p99 {ra["p99"]:.1f}); Store during cycles '
-                         f'p50 {sd["p50"]:.1f}, p99 {sd["p99"]:.1f}, max {sd["max"]:.1f} ms',
-                         'met' if rd['p99'] <= TARGET_P99_MS[n] else '**missed**'))
+            rows.append(_during_target(c, n))
     stores = [(n, s, _get(res, 'store_ros', n)) for n in sizes if (s := _get(res, 'store_inprocess', n))]
     if stores:
         topic = [_v(r, 'topic', 'per_s') or 0.0 for _, _, r in stores]
@@ -202,6 +196,25 @@ def _retrieve_target(res: dict[str, Any], n: int) -> tuple[str, str, str, str] |
                 + ' / '.join(_fmt(_v(r, 'load'), '.2f') for r in runs) + ')')
     verdict = 'met' if met == len(runs) else f'**missed** in {len(runs) - met} of {len(runs)} runs'
     return (f'Retrieve p99 through the service, {_n(n)}', f'≤ {goal:.0f} ms', measured, verdict)
+
+
+def _during_target(c: dict[str, Any], n: int) -> tuple[str, str, str, str]:
+    """Retrieve while cycles run, judged on every recorded run (``bench.perf --repeats``)."""
+    goal = TARGET_P99_MS[n]
+    pairs = c.get('retrieve_pairs') or [{'alone': c['retrieve_alone'], 'during': c['retrieve_during']}]
+    during = [p['during'] for p in pairs]
+    sd = c['store_during']
+    met = sum(d['p99'] <= goal for d in during)
+    measured = (f'{len(pairs)} run{"s" if len(pairs) > 1 else ""}: p99 '
+                + ' / '.join(f'{d["p99"]:.1f}' for d in during) + ' ms over '
+                + ' / '.join(str(d.get('calls', '?')) for d in during) + ' calls (p50 '
+                + ' / '.join(f'{d["p50"]:.1f}' for d in during) + '; alone just before p99 '
+                + ' / '.join(f'{p["alone"]["p99"]:.1f}' for p in pairs) + '; load average '
+                + ' / '.join(_fmt(_v(d, 'load'), '.2f') for d in during) + '); Store during cycles '
+                f'p50 {sd["p50"]:.1f}, p99 {sd["p99"]:.1f}, max {sd["max"]:.1f} ms')
+    verdict = 'met' if met == len(pairs) else f'**missed** in {len(pairs) - met} of {len(pairs)} runs'
+    return (f'Retrieve while consolidation cycles run (in-process), {_n(n)}', f'≤ {goal:.0f} ms',
+            measured, verdict)
 
 
 def _multi_hop_row() -> tuple[str, str, str, str]:
@@ -426,9 +439,12 @@ def _consolidate_section(res: dict[str, Any], sizes: list[int]) -> str:
     latency = ''
     if during:
         latency = ('\n\nWhile cycles run (one a simulated day after the other, on a thread of their '
-                   'own), Retrieve and then Store are called back to back on the same copy: every step '
-                   'of a cycle is one short transaction and the lock is free between steps; edge decay '
-                   'is one write of the edge scale, not a rewrite of the edges (docs/reliability.md).'
+                   'own), Retrieve and then Store are called back to back on the same copy for at least '
+                   '30 s and 200 calls, after which the cycle under way finishes alone: every step of a '
+                   'cycle is one short transaction, taken between two requests, never inside one '
+                   '(`brainmem_ros/memory/store/gate.py`), and while requests keep coming a cycle takes '
+                   'one step a second at most; edge decay is one write of the edge scale, not a rewrite '
+                   'of the edges (docs/reliability.md).'
                    '\n\n' + table(['N', 'Retrieve alone p50 / max ms', 'Retrieve during p50 / p99 / max ms',
                                     'Store during p50 / p99 / max ms', 'cycles'], during))
     return ('## Consolidation\n\n`BrainMem.consolidate` on a copy of each store: a daily cycle (decay '

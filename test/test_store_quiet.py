@@ -55,13 +55,13 @@ def test_background_commits_are_not_uses(tmp_path: Path) -> None:
     try:
         with store.atomic(durable=False, background=True):
             store.set_meta('k', 'v')
-        before = store._last_use
+        before = store.gate.last_use
         with store.atomic(durable=False, background=True):
             store.set_meta('k', 'w')
-        assert store._last_use == before
+        assert store.gate.last_use == before
         with store.atomic():
             store.set_meta('k', 'x')
-        assert store._last_use > before
+        assert store.gate.last_use > before
         assert store.get_meta('k') == 'x'
     finally:
         store.close()

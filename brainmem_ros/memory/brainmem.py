@@ -245,7 +245,8 @@ class BrainMem(Upkeep):
         drafts, vectors = prepared.drafts, prepared.vectors
         created: list[MemoryUnit] = []
         superseded: list[int] = []
-        with self._lock:
+        # A request before the lock: a background step holding its turn may be waiting for it.
+        with self.store_db.request(), self._lock:
             added: list[int] = []
             try:
                 with self.store_db.atomic():
@@ -333,7 +334,8 @@ class BrainMem(Upkeep):
                   episode_id=episode_id or None, types=r.types, since=r.since, until=r.until,
                   near=near, radius=radius, include_marginalized=include_marginalized, as_of=r.as_of)
         now = self.clock()
-        results = self.retriever.run(q, now=now)
+        with self.store_db.request():
+            results = self.retriever.run(q, now=now)
         if results:
             self.store_db.touch([r.unit.id for r in results], now)
         return results

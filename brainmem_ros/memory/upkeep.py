@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     from brainmem_ros.encoders.base import Reasoner
     from brainmem_ros.memory.enrichment import EnrichmentWorker
 
-# Longest a consolidation step waits for a quiet spell between requests: under a
-# steady stream of Retrieves a cycle still advances (about 20 steps a second).
+# Longest a consolidation step waits for a quiet spell before it claims the next gap
+# between two requests: under a steady stream of Retrieves a cycle still advances
+# (about 20 steps a second).
 _DEFER_S = 0.05
 
 
@@ -103,7 +104,7 @@ class Upkeep:
         value = check_reward(reward)
         note_text = check_text(note or '', 'note', max_bytes=self.config.store.max_text_bytes,
                                required=False)
-        with self._lock:
+        with self.store_db.request(), self._lock:
             units = self._units_or_raise(list(ids))
             restore = dynamics.reinforce(self.store_db, units, value, note=note_text,
                                          now=self.clock(), config=self.config.dynamics)
@@ -120,9 +121,10 @@ class Upkeep:
         units decay in chunks of ``dynamics.DECAY_CHUNK``, edges decay by one write of
         the edge scale, weak edges are pruned per range of source ids, replay counts
         per range of unit ids. Store and Retrieve carry on while a cycle runs: each step
-        waits for a quiet spell of the store (``SqliteStore.wait_quiet``, up to
-        ``_DEFER_S``), so requests seldom wait for a step. A cycle a crash interrupted is
-        finished first, from where it was.
+        takes its turn between requests (``SqliteStore.background_turn``, after a quiet
+        spell or in the next gap between two requests, each waited for at most
+        ``_DEFER_S``), so a step never runs inside a request. A cycle a crash interrupted
+        is finished first, from where it was.
         """
         t = to_seconds(now, 'now')
         when = self.clock() if t is None else t
@@ -130,14 +132,14 @@ class Upkeep:
         weak: list[int] = []
         replayed: list[int] = []
         self.store_db.flush_access()  # this cycle folds the accesses of the last Retrieves
+        served = self.store_db.gate.served
         while True:
             with self._lock:
                 cycle = dynamics.begin_cycle(self.store_db, now=when)
             while True:
-                # Between requests, not into them (each step waits at most _DEFER_S).
-                self.store_db.wait_quiet(_DEFER_S)
-                started = time.perf_counter()
-                with self._lock:
+                # Between requests, not into them (store.gate).
+                with self.store_db.background_turn(_DEFER_S), self._lock:
+                    started = time.perf_counter()
                     step = dynamics.decay_chunk(self.store_db, self.index, cycle,
                                                 config=self.config.dynamics)
                     if step is None:
@@ -145,19 +147,18 @@ class Upkeep:
                     cycle, n, chunk_weak = step
                 decayed += n
                 weak += chunk_weak
-                time.sleep(max(dynamics.CHUNK_PAUSE_S, time.perf_counter() - started))
+                served = self._pause_after_step(started, served)
             pruned = 0  # the last cycle's, as before
             steps = dynamics.edge_steps(self.store_db, cycle, config=self.config.dynamics)
             while True:
-                self.store_db.wait_quiet(_DEFER_S)
-                started = time.perf_counter()
-                with self._lock:
+                with self.store_db.background_turn(_DEFER_S), self._lock:
+                    started = time.perf_counter()
                     try:
                         pruned += next(steps)
                     except StopIteration as done:
                         replayed = done.value
                         break
-                time.sleep(max(dynamics.CHUNK_PAUSE_S, time.perf_counter() - started))
+                served = self._pause_after_step(started, served)
             if not cycle.resumed:
                 break
         report = dynamics.ConsolidationReport(decayed=decayed, marginalized=tuple(weak),
@@ -271,6 +272,21 @@ class Upkeep:
             self.index.remove(arr)  # never hold an id twice
             self.index.add(arr, np.stack([vecs[i] for i in ids]))
         self._index_changed(len(ids))
+
+    def _pause_after_step(self, started: float, served: int) -> int:
+        """Wait after a cycle's step that began at ``started`` (``time.perf_counter()``).
+
+        At least as long as the step took (the cycle holds the lock at most half of the
+        time); when requests started since the last step (``served`` then), until
+        ``dynamics.BUSY_STEP_INTERVAL_S`` after its start. Returns ``served`` now.
+        """
+        took = time.perf_counter() - started
+        now_served = self.store_db.gate.served
+        pause = max(dynamics.CHUNK_PAUSE_S, took)
+        if now_served != served:
+            pause = max(pause, dynamics.BUSY_STEP_INTERVAL_S - took)
+        time.sleep(pause)
+        return now_served
 
     def _index_changed(self, count: int) -> None:
         # Saving rewrites the whole index, so it happens every index_save_every changes

@@ -34,7 +34,8 @@ from brainmem_ros.memory.types import MemoryUnit
 _log = logging.getLogger(__name__)
 #: How long the notes of one Retrieve wait for those of the next ones to join their write.
 FLUSH_AFTER_S = 0.5
-# The longest the writer then waits for a pause in the store's use (wait_quiet).
+# The longest the writer then waits for a quiet spell before it claims the next gap
+# between two requests (background_turn).
 _QUIET_LIMIT_S = 0.05
 
 
@@ -127,10 +128,11 @@ class AccessStats(UnitRows):
             self._wake.wait()
             if self._stop_access.wait(self.flush_after_s):
                 return  # close() writes what is left
-            self.wait_quiet(_QUIET_LIMIT_S)
-            # Cleared before the notes are taken: a touch after the take wakes it again.
-            self._wake.clear()
-            self.flush_access()
+            # Between requests, not into them (store.gate).
+            with self.background_turn(_QUIET_LIMIT_S):
+                # Cleared before the notes are taken: a touch after the take wakes it again.
+                self._wake.clear()
+                self.flush_access()
 
     def close(self) -> None:
         """Stop the writer, write the notes left, then close the store."""

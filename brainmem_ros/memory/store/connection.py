@@ -20,21 +20,20 @@ import secrets
 import sqlite3
 import stat
 import threading
-import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from brainmem_ros.errors import SchemaVersionError, StoreError
 from brainmem_ros.memory.config import StoreConfig
+from brainmem_ros.memory.store.gate import RequestGate
 from brainmem_ros.memory.store.schema import MIGRATIONS, SCHEMA_VERSION
 from brainmem_ros.memory.store.sql import split_sql
 
 _PRIVATE = 0o600
-# A request (Retrieve, Store) takes the store's lock many times with short gaps of
-# Python work between; background work that waits for this long a quiet spell
-# slips in between requests rather than into them (wait_quiet).
+# Background work waits for this long a spell with no request under way and no read
+# (wait_quiet): a caller's next call of a burst usually comes sooner.
 QUIET_S = 0.005
 _log = logging.getLogger(__name__)
 
@@ -65,7 +64,8 @@ class Connection:
         self.config = config or StoreConfig()
         self._lock = threading.RLock()
         self._depth = 0
-        self._last_use = 0.0  # time.monotonic() of the last read or commit (wait_quiet)
+        #: Requests under way and background turns (request(), background_turn()).
+        self.gate = RequestGate()
         self._background = False  # the transaction under way is background work
         self._reader_uri = _uri(self.path, mode='ro')  # for reader(): never writes
         #: Why the store refuses writes ('' when it is writable).
@@ -188,7 +188,7 @@ class Connection:
             outermost = not self._depth
             if outermost:
                 if not background:
-                    self._last_use = time.monotonic()
+                    self.gate.used()
                 # Reads inside a background transaction are not a request's either.
                 self._background = background
             relaxed = (outermost and not durable and not self.read_only
@@ -202,21 +202,26 @@ class Connection:
                 if relaxed:
                     self._db.execute(f'PRAGMA synchronous = {self.config.synchronous}')
 
-    def wait_quiet(self, limit_s: float, *, quiet_s: float = QUIET_S) -> None:
-        """Wait (at most ``limit_s``) until nobody has used the store for ``quiet_s``.
+    def request(self) -> AbstractContextManager[None]:
+        """Mark a request (a Retrieve, a Store's write) while the block runs: background
+        steps wait for its end (:mod:`brainmem_ros.memory.store.gate`)."""
+        return self.gate.request()
 
-        For background work (a consolidation step) before it takes the lock: a request
-        under way uses the store every few milliseconds, so the step waits for its end
-        instead of making each of its reads wait for the step. Call it without holding
-        any lock a request needs.
+    def wait_quiet(self, limit_s: float, *, quiet_s: float = QUIET_S) -> None:
+        """Wait (at most ``limit_s``) until no request is under way and nobody has used the
+        store for ``quiet_s``.
+
+        For background work that runs outside the store's lock (an index save). Call it
+        without holding any lock a request needs.
         """
-        end = time.monotonic() + limit_s
-        while True:
-            now = time.monotonic()
-            idle = now - self._last_use
-            if idle >= quiet_s or now >= end:
-                return
-            time.sleep(min(quiet_s - idle, end - now))
+        self.gate.wait_quiet(limit_s, quiet_s=quiet_s)
+
+    def background_turn(self, limit_s: float, *, quiet_s: float = QUIET_S) -> AbstractContextManager[None]:
+        """A background step (a consolidation step, the access write) between requests:
+        after a quiet spell (waited for at most ``limit_s``) or in the next gap between two
+        requests. Call it without holding any lock a request needs.
+        """
+        return self.gate.turn(limit_s, quiet_s=quiet_s)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -319,7 +324,7 @@ class Connection:
         """Rows of one read statement, under the lock (for this package's modules only)."""
         with self._lock:
             if not (self._depth and self._background):
-                self._last_use = time.monotonic()
+                self.gate.used()
             try:
                 return self._db.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
