@@ -208,7 +208,7 @@ def _during_target(c: dict[str, Any], n: int) -> tuple[str, str, str, str]:
     measured = (f'{len(pairs)} run{"s" if len(pairs) > 1 else ""}: p99 '
                 + ' / '.join(f'{d["p99"]:.1f}' for d in during) + ' ms over '
                 + ' / '.join(str(d.get('calls', '?')) for d in during) + ' calls (p50 '
-                + ' / '.join(f'{d["p50"]:.1f}' for d in during) + '; alone just before p99 '
+                + ' / '.join(f'{d["p50"]:.1f}' for d in during) + '; alone just before, as long, p99 '
                 + ' / '.join(f'{p["alone"]["p99"]:.1f}' for p in pairs) + '; load average '
                 + ' / '.join(_fmt(_v(d, 'load'), '.2f') for d in during) + '); Store during cycles '
                 f'p50 {sd["p50"]:.1f}, p99 {sd["p99"]:.1f}, max {sd["max"]:.1f} ms')
@@ -440,10 +440,11 @@ def _consolidate_section(res: dict[str, Any], sizes: list[int]) -> str:
     if during:
         latency = ('\n\nWhile cycles run (one a simulated day after the other, on a thread of their '
                    'own), Retrieve and then Store are called back to back on the same copy for at least '
-                   '30 s and 200 calls, after which the cycle under way finishes alone: every step of a '
+                   '30 s and 200 calls, after which the cycle under way finishes alone; "alone" is '
+                   'Retrieve over as long a window just before: every step of a '
                    'cycle is one short transaction, taken between two requests, never inside one '
                    '(`brainmem_ros/memory/store/gate.py`), and while requests keep coming a cycle takes '
-                   'one step a second at most; edge decay is one write of the edge scale, not a rewrite '
+                   'one step per 2.5 s at most; edge decay is one write of the edge scale, not a rewrite '
                    'of the edges (docs/reliability.md).'
                    '\n\n' + table(['N', 'Retrieve alone p50 / max ms', 'Retrieve during p50 / p99 / max ms',
                                     'Store during p50 / p99 / max ms', 'cycles'], during))
