@@ -340,6 +340,11 @@ def _summary_max_ms(seconds: Sequence[float]) -> dict[str, float]:
     return {**summary_ms(seconds), 'max': max(seconds) * 1e3, 'load': os.getloadavg()[0]}
 
 
+def _window_done(lat: Sequence[float], began: float) -> bool:
+    """A timed window is over: ``N_DURING`` calls over at least ``DURING_S`` since ``began``."""
+    return len(lat) >= N_DURING and time.perf_counter() - began >= DURING_S
+
+
 def _during_cycles(mem: BrainMem, now: float, call: Callable[[int], None]) -> tuple[list[float], float, int]:
     """Time ``call`` back to back while daily cycles run on another thread.
 
@@ -350,11 +355,7 @@ def _during_cycles(mem: BrainMem, now: float, call: Callable[[int], None]) -> tu
     lat: list[float] = []
     cycles = 0
     began = time.perf_counter()
-
-    def enough() -> bool:
-        return len(lat) >= N_DURING and time.perf_counter() - began >= DURING_S
-
-    while not enough() and cycles < MAX_CYCLES:
+    while not _window_done(lat, began) and cycles < MAX_CYCLES:
         now += 86400.0
         done = threading.Event()
 
@@ -366,7 +367,7 @@ def _during_cycles(mem: BrainMem, now: float, call: Callable[[int], None]) -> tu
 
         worker = threading.Thread(target=cycle, name='bench-consolidate')
         worker.start()
-        while not done.is_set() and not enough():
+        while not done.is_set() and not _window_done(lat, began):
             t = time.perf_counter()
             call(len(lat))
             lat.append(time.perf_counter() - t)
@@ -410,7 +411,7 @@ def consolidation(store: Path, embedder: Embedder, corpus: Corpus, n: int, *, re
             # of the other jobs of a shared machine, and a p99 over 3 s is not one over 30.
             alone: list[float] = []
             began = time.perf_counter()
-            while len(alone) < N_DURING or time.perf_counter() - began < DURING_S:
+            while not _window_done(alone, began):
                 t = time.perf_counter()
                 retrieve(len(alone))
                 alone.append(time.perf_counter() - t)

@@ -19,6 +19,8 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt
 
 from bench.common import DOCS, load_results, table
+from bench.perf import DURING_S, N_DURING
+from brainmem_ros.memory.dynamics import BUSY_STEP_INTERVAL_S
 
 TARGET_P99_MS = {10_000: 25.0, 100_000: 25.0, 1_000_000: 60.0}  # DESIGN §5
 TARGET_STORE_PER_S = 200.0
@@ -440,12 +442,12 @@ def _consolidate_section(res: dict[str, Any], sizes: list[int]) -> str:
     if during:
         latency = ('\n\nWhile cycles run (one a simulated day after the other, on a thread of their '
                    'own), Retrieve and then Store are called back to back on the same copy for at least '
-                   '30 s and 200 calls, after which the cycle under way finishes alone; "alone" is '
-                   'Retrieve over as long a window just before: every step of a '
+                   f'{DURING_S:.0f} s and {N_DURING} calls, after which the cycle under way finishes '
+                   'alone; "alone" is Retrieve over as long a window just before: every step of a '
                    'cycle is one short transaction, taken between two requests, never inside one '
                    '(`brainmem_ros/memory/store/gate.py`), and while requests keep coming a cycle takes '
-                   'one step per 2.5 s at most; edge decay is one write of the edge scale, not a rewrite '
-                   'of the edges (docs/reliability.md).'
+                   f'one step per {BUSY_STEP_INTERVAL_S:g} s at most; edge decay is one write of the edge '
+                   'scale, not a rewrite of the edges (docs/reliability.md).'
                    '\n\n' + table(['N', 'Retrieve alone p50 / max ms', 'Retrieve during p50 / p99 / max ms',
                                     'Store during p50 / p99 / max ms', 'cycles'], during))
     return ('## Consolidation\n\n`BrainMem.consolidate` on a copy of each store: a daily cycle (decay '

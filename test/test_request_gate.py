@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 from brainmem_ros.memory import BrainMem, dynamics
@@ -19,43 +20,41 @@ def _overlaps(turns: list[Interval], requests: list[Interval]) -> list[tuple[Int
     return [(t, r) for t in turns for r in requests if t[0] < r[1] and r[0] < t[1]]
 
 
-def test_a_turn_waits_for_the_request_under_way() -> None:
-    gate = RequestGate()
-    inside, ended, turned = threading.Event(), [0.0], [0.0]
+@contextlib.contextmanager
+def _held_on_a_thread(block: Callable[[], AbstractContextManager[None]], seconds: float
+                      ) -> Iterator[list[float]]:
+    """Enter ``block()`` on another thread and hold it for ``seconds``; yields once it is
+    entered, with a list that gets the time it was left; joins the thread on exit."""
+    inside, ended = threading.Event(), [0.0]
 
-    def request() -> None:
-        with gate.request():
+    def hold() -> None:
+        with block():
             inside.set()
-            time.sleep(0.2)
+            time.sleep(seconds)
             ended[0] = time.monotonic()
 
-    worker = threading.Thread(target=request)
+    worker = threading.Thread(target=hold)
     worker.start()
     inside.wait()
+    try:
+        yield ended
+    finally:
+        worker.join()
+
+
+def test_a_turn_waits_for_the_request_under_way() -> None:
+    gate = RequestGate()
     # The quiet spell never comes within 0.01 s; the claim is served when the request ends.
-    with gate.turn(0.01, quiet_s=0.005, gap_s=30.0):
-        turned[0] = time.monotonic()
-    worker.join()
-    assert turned[0] >= ended[0] > 0
+    with _held_on_a_thread(gate.request, 0.2) as ended, gate.turn(0.01, quiet_s=0.005, gap_s=30.0):
+        turned = time.monotonic()
+    assert turned >= ended[0] > 0
 
 
 def test_a_request_waits_for_the_turn_under_way() -> None:
     gate = RequestGate()
-    inside, ended, started = threading.Event(), [0.0], [0.0]
-
-    def background() -> None:
-        with gate.turn(0.01, quiet_s=0.0):
-            inside.set()
-            time.sleep(0.1)
-            ended[0] = time.monotonic()
-
-    worker = threading.Thread(target=background)
-    worker.start()
-    inside.wait()
-    with gate.request():
-        started[0] = time.monotonic()
-    worker.join()
-    assert started[0] >= ended[0] > 0
+    with _held_on_a_thread(lambda: gate.turn(0.01, quiet_s=0.0), 0.1) as ended, gate.request():
+        started = time.monotonic()
+    assert started >= ended[0] > 0
 
 
 def test_back_to_back_requests_leave_gaps_for_turns() -> None:
