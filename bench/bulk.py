@@ -133,7 +133,7 @@ def build_store(path: Path, corpus: Corpus, n: int, *, batch: int = 5000,
         insert_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         index = build_index(corpus.dim, lambda: store.iter_vectors(marginalized=False))
-        save_index(index, path / INDEX_NAME, generation=generation)
+        save_index(index, path / INDEX_NAME, generation=generation, max_id=store.max_id())
         index_s = time.perf_counter() - t1
     finally:
         store.close()

@@ -22,9 +22,9 @@ from brainmem_ros.memory.store import SqliteStore
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / 'docs'
 CORPUS_VERSION = '1'
-# Bump when index.py's choice or calibration changes: stores keep their units, the
-# index is rebuilt.
-INDEX_VERSION = '3'
+# Bump when index.py's choice or calibration changes, or its sidecar: stores keep their
+# units, the index is rebuilt. 4: the sidecar records the last unit id (max_id).
+INDEX_VERSION = '4'
 
 
 def bench_dir() -> Path:
@@ -79,10 +79,10 @@ def rebuild_index(path: Path) -> dict[str, Any]:
     """Rebuild and save a store's hot index, as BrainMem does when the file is unusable."""
     store = SqliteStore(path / DB_NAME)
     try:
-        generation = int(store.get_meta('index_generation', '0'))
+        generation = store.bump_generation()  # as every save of BrainMem does
         t = time.perf_counter()
         index = build_index(store_dim(store), lambda: store.iter_vectors(marginalized=False))
-        save_index(index, path / INDEX_NAME, generation=generation)
+        save_index(index, path / INDEX_NAME, generation=generation, max_id=store.max_id())
         seconds = time.perf_counter() - t
     finally:
         store.close()

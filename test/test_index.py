@@ -131,7 +131,7 @@ def test_save_load_round_trip(tmp_path: Path, n: int) -> None:
     ids, vecs = source(n)
     index = build_index(DIM, lambda: batches_of(ids, vecs), policy=POLICY)
     path = tmp_path / 'vectors.faiss'
-    save_index(index, path, generation=7)
+    save_index(index, path, generation=7, max_id=int(ids.max()))
     loaded, why = load_index(path, dim=DIM, generation=7, policy=POLICY)
     assert why == 'loaded'
     assert loaded is not None
@@ -146,7 +146,7 @@ def test_damaged_or_stale_files_mean_rebuild(tmp_path: Path) -> None:
     ids, vecs = source(6000)
     index = build_index(DIM, lambda: batches_of(ids, vecs), policy=POLICY)
     path = tmp_path / 'vectors.faiss'
-    save_index(index, path, generation=3)
+    save_index(index, path, generation=3, max_id=int(ids.max()))
 
     assert load_index(path, dim=DIM, generation=4, policy=POLICY)[0] is None  # behind the store
     assert 'dimension' in load_index(path, dim=DIM + 1, generation=3, policy=POLICY)[1]
@@ -183,7 +183,7 @@ def test_outgrown_index_is_rebuilt_on_load(tmp_path: Path) -> None:
     flat.add(ids, vecs)
     assert needs_rebuild(flat, policy=POLICY) is not None
     path = tmp_path / 'vectors.faiss'
-    save_index(flat, path, generation=1)
+    save_index(flat, path, generation=1, max_id=int(ids.max()))
     loaded, why = load_index(path, dim=DIM, generation=1, policy=POLICY)
     assert loaded is None and 'outgrown' in why
     rebuilt = build_index(DIM, lambda: batches_of(ids, vecs), policy=POLICY)

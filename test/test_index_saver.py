@@ -50,11 +50,11 @@ def test_an_older_copy_never_replaces_a_newer_file(tmp_path: Path) -> None:
     vecs = rng.normal(size=(3, 8)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     index.add(np.array([1], dtype=np.int64), vecs[:1])
-    older = snapshot_index(index, generation=1)
+    older = snapshot_index(index, generation=1, max_id=1)
     index.add(np.array([2, 3], dtype=np.int64), vecs[1:])
-    newer = snapshot_index(index, generation=2)
+    newer = snapshot_index(index, generation=2, max_id=3)
     path = tmp_path / 'vectors.faiss'
-    saver = IndexSaver(path, lambda: newer, quiet=lambda _s: None)
+    saver = IndexSaver(path, lambda: newer, idle=lambda: 0.0)
     assert saver.write(newer) and saver.write(older)  # the older one is skipped, not an error
     loaded, why = load_index(path, dim=8, generation=2)
     assert why == 'loaded' and loaded is not None and len(loaded) == 3

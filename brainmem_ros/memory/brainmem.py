@@ -23,7 +23,7 @@ from brainmem_ros.memory.enrichment import EnrichmentWorker
 from brainmem_ros.memory.facts import Fact, answer_order
 from brainmem_ros.memory.fleet_recall import FleetRecall, retrieve_scoped
 from brainmem_ros.memory.graph import Neighbours, link_candidates
-from brainmem_ros.memory.index import HotIndex, build_index, load_index
+from brainmem_ros.memory.index import HotIndex, build_index
 from brainmem_ros.memory.index_saver import IndexSaver
 from brainmem_ros.memory.intake import DEDUP_K, draft_unit, find_repeat
 from brainmem_ros.memory.requests import (
@@ -100,17 +100,9 @@ class BrainMem(Upkeep):
         if not self.store_db.read_only and not self.facts.derived_claims_checked() and \
                 (dropped := self.facts.drop_derived_claims()):
             _log.info('fact claims of reflections taken back: %d', dropped)
-        generation = int(self.store_db.get_meta('index_generation', '0'))
-        index, why = load_index(self._index_path, dim=embedder.dim, generation=generation)
         self._unsaved = 0
-        self._saver = IndexSaver(self._index_path, self._index_snapshot, quiet=self.store_db.wait_quiet)
-        if index is None:
-            self.index = self._build_index()
-            self.index_status = f'rebuilt from the store ({why})'
-            self.save_index()
-        else:
-            self.index = index
-            self.index_status = 'loaded'
+        self._saver = IndexSaver(self._index_path, self._index_snapshot, idle=self.store_db.gate.idle_for)
+        self._open_index()
         self.adjacency = (Adjacency(self.store_db, fanout=config.retrieval.fanout)
                           if config.links.in_memory_graph else None)
         self.retriever = Retriever(self.store_db, self.index, embedder, config.retrieval,
@@ -175,7 +167,8 @@ class BrainMem(Upkeep):
         return build_index(self.embedder.dim, lambda: self.store_db.iter_vectors(marginalized=False))
 
     def save_index(self) -> bool:
-        """Write the hot index to disk now (atomically); False when the disk refused it."""
+        """Write the hot index to disk now (atomically); False when it was not written (a
+        read-only store, a disk that refused it)."""
         return self._saver.write(self._index_snapshot())
 
     # -- store -----------------------------------------------------------------------
@@ -273,8 +266,8 @@ class BrainMem(Upkeep):
                         added.append(uid)
                         created.append(unit)
                         results[i] = StoreResult(unit, True, f'stored memory {uid}')
-                    if added:
-                        self.store_db.bump_generation()
+                    # No new generation: a saved index file stays good for the units
+                    # it has, and an open adds these (ids above its max_id) from SQLite.
             except BrainMemError as exc:
                 # Rolled back: the index must not keep what the database does not have.
                 self.index.remove(np.asarray(added, dtype=np.int64))

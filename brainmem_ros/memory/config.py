@@ -152,7 +152,8 @@ class StoreConfig:
 
     synchronous: str = text('FULL', 'SQLite synchronous: FULL (survives power loss) or NORMAL')
     busy_timeout_ms: int = opt(5000, 0, 600000, 'SQLite busy timeout')
-    index_save_every: int = opt(1000, 1, 10**9, 'save the vector index after this many changes')
+    index_save_every: int = opt(1000, 1, 10**9, 'changes of the vector index after which it is saved, '
+                                'once the store has had no request for 0.5 s (and at close)')
     max_text_bytes: int = opt(4096, 16, 1 << 20, 'longest observation text accepted (UTF-8 bytes)')
     vector_cache: bool = field(default=True, metadata={
         'description': 'hold unit vectors in memory as float16 (768 B a unit at 384 dimensions), '

@@ -3,11 +3,12 @@
 :class:`Upkeep` is the part of :class:`~brainmem_ros.memory.brainmem.BrainMem` that
 changes memories after they are stored. The rules are :mod:`.dynamics` and
 :mod:`.reflection`; this applies them under the memory's lock and keeps the vector
-index in step.
+index in step, in memory and in its file (opened, saved).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -16,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from brainmem_ros.errors import BrainMemError, UnknownIdError
+from brainmem_ros.errors import BrainMemError, StoreError, UnknownIdError
 from brainmem_ros.memory import dynamics, reflection
 from brainmem_ros.memory.config import MemoryConfig
-from brainmem_ros.memory.index import HotIndex, IndexSnapshot, needs_rebuild, snapshot_index
+from brainmem_ros.memory.index import HotIndex, IndexSnapshot, load_saved, needs_rebuild, snapshot_index
 from brainmem_ros.memory.index_saver import IndexSaver
 from brainmem_ros.memory.requests import (
     ForgetMode,
@@ -36,9 +37,10 @@ from brainmem_ros.memory.store.facts import FactStore
 from brainmem_ros.memory.types import Edge, MemoryEvent, MemoryUnit, ObservationInput, StoreResult
 
 if TYPE_CHECKING:
-    from brainmem_ros.encoders.base import Reasoner
+    from brainmem_ros.encoders.base import Embedder, Reasoner
     from brainmem_ros.memory.enrichment import EnrichmentWorker
 
+_log = logging.getLogger(__name__)
 # Longest a consolidation step waits for a quiet spell before it claims the next gap
 # between two requests: under a steady stream of Retrieves a cycle still advances
 # (about 20 steps a second).
@@ -56,9 +58,11 @@ class Upkeep:
     index_status: str
     retriever: Retriever
     reasoner: Reasoner | None
+    embedder: Embedder
     enrichment: EnrichmentWorker | None
     clock: Callable[[], float]
     _lock: threading.RLock
+    _index_path: Path
     _on_event: Callable[[MemoryEvent], None] | None
     _unsaved: int
     _saver: IndexSaver
@@ -164,16 +168,17 @@ class Upkeep:
         report = dynamics.ConsolidationReport(decayed=decayed, marginalized=tuple(weak),
                                               pruned_edges=pruned, replayed=tuple(replayed))
         with self._lock:
-            # Once per cycle, not per chunk: a save rewrites the whole index under the
-            # lock (a crash before it is caught by the generation check).
+            # Once per cycle, not per chunk: a save copies the whole index (a crash before
+            # it is caught by the generation check).
             self._index_changed(len(weak))
             outgrown = needs_rebuild(self.index)
             if outgrown is not None:
                 # A long-running robot switches to the index that suits its size here,
-                # without waiting for a restart.
+                # without waiting for a restart; the file follows once the store is idle
+                # (until then the next open finds the old one outgrown and rebuilds).
                 self.index = self.retriever.index = self._build_index()
                 self.index_status = f'rebuilt at consolidation ({outgrown})'
-                self.save_index()
+                self._saver.request()
         if report.marginalized:
             self._emit('marginalized', report.marginalized, 'consolidation')
         return report
@@ -289,15 +294,59 @@ class Upkeep:
         return now_served
 
     def _index_changed(self, count: int) -> None:
-        # Saving rewrites the whole index, so it happens every index_save_every changes
-        # and at close; after a crash in between, the generation check rebuilds it. The
-        # file is written on the saver's thread, not under the lock held here.
+        # Saving copies the whole index under the lock, so it becomes due every
+        # index_save_every changes and is taken once the store is idle (index_saver), and
+        # at close. After a crash in between, new units are added to the saved file on
+        # open; other changes made it stale (generation check) and it is rebuilt.
         self._unsaved += count
         if self._unsaved >= self.config.store.index_save_every:
             self._saver.request()
 
-    def _index_snapshot(self) -> IndexSnapshot:
-        """The index in memory and the store generation it reflects, taken together."""
+    def _open_index(self) -> None:
+        """Load the saved index and add the units stored after its save, or rebuild it."""
+        generation = int(self.store_db.get_meta('index_generation', '0'))
+        saved, why = load_saved(self._index_path, dim=self.embedder.dim, generation=generation)
+        if saved is not None:
+            # Same generation: since the save, units were only added, with larger ids
+            # (a removal would have changed it, and only a removal frees an id).
+            added = 0
+            for ids, vecs in self.store_db.iter_vectors(marginalized=False, after=saved.max_id):
+                saved.index.add(ids, vecs)
+                added += len(ids)
+            outgrown = needs_rebuild(saved.index)
+            if outgrown is None:
+                self.index = saved.index
+                self.index_status = f'loaded, {added} newer units added from the store' if added else 'loaded'
+                self._unsaved = added
+                if added >= self.config.store.index_save_every:
+                    self.save_index()
+                return
+            why = outgrown
+        self.index = self._build_index()
+        self.index_status = f'rebuilt from the store ({why})'
+        self.save_index()
+
+    def _index_snapshot(self) -> IndexSnapshot | None:
+        """The index in memory, the store generation and the largest unit id it reflects,
+        taken together; None when the store cannot record a save (read-only, full disk).
+
+        A save starts a new generation: a store that later loses this commit (a lost
+        ``-wal``) and then gives the ids of the units it lost to new ones is at an older
+        generation, which the file does not match. Read under the memory's lock, which every unit's commit and
+        index add hold together, ``max_id`` divides the units exactly: those in the copy,
+        and those committed after it.
+        """
         with self._lock:
+            if self.store_db.read_only:
+                return None
+            try:
+                # No fsync of its own: lost in a power cut, the store is at the previous
+                # generation, which the file does not match either (a rebuild, never wrong).
+                with self.store_db.atomic(durable=False, background=True):
+                    generation = self.store_db.bump_generation()
+                    max_id = self.store_db.max_id()
+            except StoreError as exc:
+                _log.warning('vector index not saved (%s); it will be rebuilt on next open', exc)
+                return None
             self._unsaved = 0
-            return snapshot_index(self.index, generation=int(self.store_db.get_meta('index_generation', '0')))
+            return snapshot_index(self.index, generation=generation, max_id=max_id)

@@ -1,9 +1,10 @@
 """The hot vector index: a derived, rebuildable copy of the active units' vectors.
 
-SQLite is the source of truth. The index file records the store generation it
-reflects and its own sha256; on open, any disagreement (a crash between commit
-and save, a truncated or bit-flipped file, a deleted file) means "rebuild from
-SQLite", never a wrong answer.
+SQLite is the source of truth. The index file records the store generation and the
+last unit id it reflects and its own sha256. On open, units stored after the save
+(larger ids, same generation) are added to the loaded file from SQLite; any other
+disagreement (a removal or restore after the save, a truncated or bit-flipped file,
+a deleted file) means "rebuild from SQLite", never a wrong answer.
 
 Small memories use exact search (:class:`FlatIndex`). Past
 :attr:`IndexPolicy.exact_below` vectors, :func:`build_index` trains an inverted-file
@@ -33,7 +34,9 @@ from brainmem_ros.memory.index.build import (
 from brainmem_ros.memory.index.files import (
     IndexFileMeta,
     IndexSnapshot,
+    SavedIndex,
     load_index,
+    load_saved,
     save_index,
     snapshot_index,
     write_snapshot,
@@ -61,12 +64,14 @@ __all__ = [
     'IndexPolicy',
     'IndexSnapshot',
     'IvfIndex',
+    'SavedIndex',
     'VectorIndex',
     'build_index',
     'calibrate_nprobe',
     'calibration_queries',
     'index_from_bytes',
     'load_index',
+    'load_saved',
     'needs_rebuild',
     'recall_at_k',
     'save_index',

@@ -1,4 +1,11 @@
-"""The index file: saved with the store generation it reflects and its sha256, checked on load."""
+"""The index file: saved with the store generation and the last unit id it reflects and its
+sha256, checked on load.
+
+Units stored after a save have larger ids and do not change the generation
+(:meth:`~brainmem_ros.memory.store.SqliteStore.bump_generation`), so a file whose
+generation matches is loaded and the caller adds the active units above its
+``max_id`` from SQLite; any other change of the vector set makes the file stale.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +30,8 @@ class IndexFileMeta:
     dim: int
     kind: str
     sha256: str
+    max_id: int
+    """The largest unit id in the store when the index was copied (units above it are not in it)."""
 
 
 @dataclass(frozen=True)
@@ -34,44 +43,70 @@ class IndexSnapshot:
     count: int
     dim: int
     kind: str
+    max_id: int
     seq: int = 0  # order of taking: of two snapshots of one index, the larger is the newer
 
 
 _TAKEN = itertools.count(1)
 
 
-def snapshot_index(index: HotIndex, *, generation: int) -> IndexSnapshot:
-    """The index's bytes and the store generation they reflect (a copy in memory, no I/O).
+def snapshot_index(index: HotIndex, *, generation: int, max_id: int) -> IndexSnapshot:
+    """The index's bytes, the store generation and the largest unit id they reflect (a copy in
+    memory, no I/O).
 
-    Take it under the lock that orders the index's changes, so that ``seq`` orders them too.
+    Take it under the lock that orders the index's changes and the store's commits, and
+    read ``max_id`` under it too: ``seq`` then orders the snapshots, the copy holds no unit
+    above ``max_id``, and every unit committed after it is above ``max_id``.
     """
-    return IndexSnapshot(index.to_bytes(), generation, len(index), index.dim, index.kind, next(_TAKEN))
+    return IndexSnapshot(index.to_bytes(), generation, len(index), index.dim, index.kind, max_id,
+                         next(_TAKEN))
 
 
 def write_snapshot(path: Path, snap: IndexSnapshot) -> None:
     """Write index + sidecar atomically (temp file, fsync, rename, fsync dir)."""
     meta = IndexFileMeta(generation=snap.generation, count=snap.count, dim=snap.dim, kind=snap.kind,
-                         sha256=hashlib.sha256(snap.data).hexdigest())
+                         sha256=hashlib.sha256(snap.data).hexdigest(), max_id=snap.max_id)
     _atomic_write(path, snap.data)
     _atomic_write(path.with_suffix(path.suffix + '.json'), json.dumps(meta.__dict__).encode())
 
 
-def save_index(index: HotIndex, path: Path, *, generation: int) -> None:
+def save_index(index: HotIndex, path: Path, *, generation: int, max_id: int) -> None:
     """Write index + sidecar atomically (temp file, fsync, rename, fsync dir)."""
-    write_snapshot(path, snapshot_index(index, generation=generation))
+    write_snapshot(path, snapshot_index(index, generation=generation, max_id=max_id))
+
+
+@dataclass(frozen=True)
+class SavedIndex:
+    """An index read from its file, and the largest unit id it reflects."""
+
+    index: HotIndex
+    max_id: int
 
 
 def load_index(path: Path, *, dim: int, generation: int, policy: IndexPolicy = DEFAULT_POLICY
                ) -> tuple[HotIndex | None, str]:
     """The saved index if it is intact, reflects ``generation`` and suits its size; else (None, why)."""
+    saved, why = load_saved(path, dim=dim, generation=generation, policy=policy)
+    return (saved.index if saved is not None else None), why
+
+
+def load_saved(path: Path, *, dim: int, generation: int, policy: IndexPolicy = DEFAULT_POLICY
+               ) -> tuple[SavedIndex | None, str]:
+    """Like :func:`load_index`, with the largest unit id the file reflects."""
     meta_path = path.with_suffix(path.suffix + '.json')
     if not path.exists() or not meta_path.exists():
         return None, 'no saved vector index'
     try:
         raw = json.loads(meta_path.read_text())
+        if isinstance(raw, dict) and 'max_id' not in raw:
+            # An older version changed the generation with every new unit and did not
+            # record the last one: its file cannot say which units it lacks.
+            return None, 'vector index sidecar is from an older version (no max_id)'
         meta = IndexFileMeta(**raw)
     except (ValueError, TypeError) as exc:
         return None, f'vector index sidecar is unreadable ({exc})'
+    if not isinstance(meta.max_id, int) or isinstance(meta.max_id, bool) or meta.max_id < 0:
+        return None, f'vector index sidecar is unreadable (max_id {meta.max_id!r})'
     if meta.generation != generation:
         return None, (f'vector index reflects store generation {meta.generation}, '
                       f'the store is at {generation}')
@@ -89,7 +124,7 @@ def load_index(path: Path, *, dim: int, generation: int, policy: IndexPolicy = D
     why = needs_rebuild(index, policy=policy)
     if why is not None:
         return None, why
-    return index, 'loaded'
+    return SavedIndex(index, meta.max_id), 'loaded'
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -372,19 +372,21 @@ class Connection:
                        'ON CONFLICT(key) DO UPDATE SET value = excluded.value', (key, value))
 
     def bump_generation(self) -> int:
-        """Mark a change of the hot vector set; the index file records which it reflects.
+        """Start a new generation of the hot vector set; the index file records which it reflects.
 
+        For every change of the set but new units (whose ids are above the last one a
+        saved file records: an open adds them to it), and for every save of the file.
         A generation is a counter (high bits) plus 32 random bits, so it is never
         reused: not after a lost ``-wal`` turned the counter back, and not by
         another robot's store whose counter happens to be equal. An index file
-        therefore matches only the exact store state it was saved from.
+        therefore matches only a store that holds the commit of its save and, since,
+        new units only.
         """
         with self.atomic():
             count = int(self.get_meta('index_generation', '0')) >> 32
             gen = ((count + 1) << 32) | secrets.randbits(32)
             self.set_meta('index_generation', str(gen))
             return gen
-
 
     def size_bytes(self) -> int:
         """Bytes on disk of the database and its WAL."""

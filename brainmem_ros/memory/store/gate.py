@@ -55,6 +55,11 @@ class RequestGate:
         """How many requests have started so far (background work paces itself by it)."""
         return self._served
 
+    def idle_for(self) -> float:
+        """Seconds since the last foreground use of the store; 0.0 while a request is under way."""
+        with self._cond:
+            return 0.0 if self._active else max(0.0, time.monotonic() - self._last_use)
+
     def used(self) -> None:
         """Note a foreground use of the store (a read or commit outside background work)."""
         self._last_use = time.monotonic()

@@ -214,10 +214,11 @@ class UnitRows(Connection):
                 out[uid] = np.frombuffer(blob, dtype=np.float32)
         return out
 
-    def iter_vectors(self, *, marginalized: bool, batch: int = 20000
+    def iter_vectors(self, *, marginalized: bool, after: int = 0, batch: int = 20000
                      ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
-        """All vectors of active (or of marginalized) units, in id order, in batches."""
-        last = -1
+        """All vectors of active (or of marginalized) units with an id above ``after``, in id
+        order, in batches."""
+        last = after
         while True:
             rows = self._query(
                 'SELECT v.unit_id, v.vector FROM vectors v JOIN units u ON u.id = v.unit_id '
