@@ -77,7 +77,10 @@ def test_reinforced_memory_rises_among_equals_but_never_buries_a_better_match(me
 
 @pytest.mark.parametrize('how', ['episode', 'window', 'radius', 'as_of'])
 def test_filters_find_matches_outside_the_vector_shortlist(mem_factory: Any, how: str) -> None:
-    mem: BrainMem = mem_factory(clock=lambda: T0 + 10 * 86400)
+    # Without typicality: the 400 near-copies would step back for the one plain memory,
+    # which would then be found without a filter, and the test would prove nothing.
+    config = MemoryConfig.from_mapping({'retrieval.typicality': 0.0})
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 10 * 86400, config=config)
     _store(mem, _similar(400, pose=True))
     # One plain memory, unlike the query's wording, far from the others in every way.
     target = mem.store('Left a mug by the greenhouse door.', stamp=T0 + 5 * 86400, episode_id='ep-B',
@@ -118,8 +121,9 @@ def test_score_parts_are_the_score(mem_factory: Any) -> None:
     cfg = mem.config.retrieval
     for h in mem.retrieve('a glass on the table in the garage', top_k=10):
         p = h.parts
-        stepped_back = 1.0 - cfg.diversity * p.redundancy
+        stepped_back = (1.0 - p.typicality) * (1.0 - cfg.diversity * p.redundancy)
         assert h.score == pytest.approx(p.relevance * p.prior * stepped_back, rel=1e-6)
+        assert 0.0 <= p.typicality < 1.0
         shares = cfg.w_vector * p.vector + cfg.w_lexical * p.lexical + cfg.w_entity * p.entity
         assert p.relevance >= shares / (cfg.w_vector + cfg.w_lexical + cfg.w_entity) - 1e-6
         assert 0.0 <= p.relevance <= 1.0 + 1e-9 and 0.8 <= p.prior <= 1.25
@@ -134,8 +138,10 @@ def test_priors_are_bounded_by_configuration() -> None:
 
 def test_near_copies_do_not_fill_the_top(mem_factory: Any) -> None:
     # A month of the same log line with one number changed: the planner gains nothing
-    # from three of them when another memory also answers.
-    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400)
+    # from three of them when another memory also answers. (Typicality off: it alone
+    # would put the other memory first; this is the step back of diversity.)
+    config = MemoryConfig.from_mapping({'retrieval.typicality': 0.0})
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400, config=config)
     _store(mem, [ObservationInput(f'Docked at the charging station; battery at {10 + i} percent.',
                                   stamp=T0 + 60 * i) for i in range(40)])
     _store(mem, [ObservationInput(f'Wiped the {thing} in the kitchen (round {i}).', stamp=T0 + 30 * i)
@@ -152,6 +158,29 @@ def test_near_copies_do_not_fill_the_top(mem_factory: Any) -> None:
     flat = mem.retrieve(query, top_k=3)
     assert all(h.unit.text.startswith('Docked') for h in flat)
     assert all(h.parts.redundancy == 0.0 for h in flat)
+
+
+def test_routine_does_not_outrank_the_memory_that_stands_out(mem_factory: Any) -> None:
+    # Weeks of routine around the stove match "clean the stove" in every combination of
+    # its words; the one lesson about the stove must still reach the top 3.
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 30 * 86400)
+    things = ('mug', 'plate', 'broom', 'towel', 'sponge', 'bowl', 'pan', 'lid', 'cloth', 'spoon')
+    places = ('stove', 'counter', 'sink', 'kitchen table')
+    routine = [f'Put the {things[i % 10]} on the {places[(i // 10) % 4]} in the kitchen.' for i in range(200)]
+    routine += [f'Opened the {places[i % 4]} and closed it again.' for i in range(40)]
+    routine += [f'Passed the {places[i % 4]} on the way to the kitchen.' for i in range(40)]
+    _store(mem, [ObservationInput(t, stamp=T0 + 3600 * i) for i, t in enumerate(routine)])
+    lesson = mem.store('I touched the stove while it was hot and my gripper sensor overheated.',
+                       stamp=T0 + 3600 * 100)
+    hits = mem.retrieve('clean the stove', goal='clean the kitchen', top_k=3)
+    assert lesson.id in [h.unit.id for h in hits]
+    found = next(h for h in hits if h.unit.id == lesson.id)
+    assert found.parts.typicality < min(h.parts.typicality for h in hits if h.unit.id != lesson.id)
+    # Without it, the routine fills the top.
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, typicality=0.0)
+    flat = mem.retrieve('clean the stove', goal='clean the kitchen', top_k=3)
+    assert lesson.id not in [h.unit.id for h in flat]
+    assert all(h.parts.typicality == 0.0 for h in flat)
 
 
 def test_vector_candidates_keep_the_words_they_share(mem_factory: Any) -> None:

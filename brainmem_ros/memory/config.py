@@ -86,6 +86,8 @@ class RetrievalConfig:
                            'memory ranked above it steps back')
     redundancy_cosine: float = opt(0.75, 0.0, 0.999, 'cosine to a memory ranked above from which a memory '
                                    'counts as a near-copy (redundancy rises to 1 at cosine 1)')
+    typicality: float = opt(0.3, 0.0, 5.0, 'score x 1 / (1 + this x ln(1 + copies)), copies: how many other '
+                            'candidates are near-copies (above redundancy_cosine) of a memory')
     prior_facts: float = opt(0.10, 0.0, 0.25, 'score x ~(1 +- this) for a memory stating the value an entity '
                              'of the query has now (or as_of) / no longer has')
     filter_exact_limit: int = opt(4096, 0, 10**6, 'filtered queries matching at most this many units '

@@ -15,6 +15,10 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
   a memory stating a value that no longer holds steps back behind the one stating the
   current value. They reorder near-ties and lift a reinforced memory, but cannot bury a
   match with clearly more evidence;
+- **typicality**: a candidate with many near-copies among the candidates (a month of one
+  routine) keeps ``1 / (1 + typicality x ln(1 + copies))`` of its score
+  (:mod:`brainmem_ros.memory.typicality`), so the routine as a whole cannot outrank the
+  one memory that says something different;
 - **diversity**: among the best, a near-copy of a memory ranked above it steps back by
   ``diversity x redundancy`` (maximal marginal relevance), so a month of one routine
   sentence cannot fill the top k.
@@ -49,6 +53,7 @@ from brainmem_ros.memory.query import (
 from brainmem_ros.memory.store import SqliteStore, UnitHead
 from brainmem_ros.memory.text_recall import TextCandidates, text_candidates
 from brainmem_ros.memory.types import Pose, ScoredMemory, ScoreParts
+from brainmem_ros.memory.typicality import typicality
 
 # Query and its text helpers moved to memory.query; importers of this module keep them.
 __all__ = ['Candidates', 'Query', 'Retriever', 'entity_mentions', 'fts_expression', 'per_request']
@@ -197,6 +202,12 @@ class Retriever:
         # with as_of, did not have then) step back; those stating the current one step up.
         facts = fact_factors(FactStore(self.store), [h.id for h in heads], q.entity_keys, as_of=q.as_of)
         scores, parts = self._scores(heads, scale, cosine, activated, facts, now=now)
+        # What the routine says a hundred times counts for less than what one memory says.
+        # (Every head has a vector: those without one were dropped with their cosine.)
+        held = self.store.vectors(h.id for h in heads)
+        typical = typicality([held[h.id] for h in heads], weight=cfg.typicality,
+                             threshold=cfg.redundancy_cosine)
+        scores = scores * (1.0 - typical)
         # Best score first, newer id first among equals; only the top k leave as units.
         order = np.lexsort((-np.fromiter((h.id for h in heads), dtype=np.int64, count=len(heads)),
                             -scores))
@@ -221,8 +232,9 @@ class Retriever:
                 if unit is None or (key := same_text_key(unit.text)) in seen:
                     continue
                 seen.add(key)
+                terms = (*parts, typical, redundancy)
                 results.append(ScoredMemory(unit=unit, score=float(scores[i]),
-                                            parts=ScoreParts(*(float(p[i]) for p in (*parts, redundancy))),
+                                            parts=ScoreParts(*(float(p[i]) for p in terms)),
                                             path=_path(activated[heads[i].id], heads[i].id)))
                 if len(results) == q.top_k:
                     return results

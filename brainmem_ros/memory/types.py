@@ -197,7 +197,7 @@ class Edge(NamedTuple):
 class ScoreParts:
     """The terms of a retrieved memory's score (docs/retrieval.md gives the formula).
 
-    ``score = relevance x prior x (1 - diversity x redundancy)``;
+    ``score = relevance x prior x (1 - typicality) x (1 - diversity x redundancy)``;
     ``relevance = evidence + w_act x max(0, activation - evidence)``, where evidence is the
     weighted sum of ``vector``, ``lexical`` and ``entity``.
     """
@@ -210,6 +210,7 @@ class ScoreParts:
     lexical: float = 0.0  # BM25 relative to the best lexical match, in [0, 1]
     entity: float = 0.0  # share of the query's known entities the memory mentions, in [0, 1]
     prior: float = 1.0  # product of the bounded priors (recency, importance, strength, valence, facts)
+    typicality: float = 0.0  # share of the score lost for near-copies among the candidates, in [0, 1)
     redundancy: float = 0.0  # how near a copy of a memory ranked above this one is, in [0, 1]
 
 

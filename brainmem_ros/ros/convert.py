@@ -183,7 +183,8 @@ def scored_to_msg(scored: ScoredMemory) -> ScoredMemoryMsg:
         importance=float(scored.parts.importance), activation=float(scored.parts.activation),
         vector=float(scored.parts.vector), lexical=float(scored.parts.lexical),
         entity=float(scored.parts.entity), prior=float(scored.parts.prior),
-        redundancy=float(scored.parts.redundancy), path=list(scored.path))
+        typicality=float(scored.parts.typicality), redundancy=float(scored.parts.redundancy),
+        path=list(scored.path))
 
 
 def check_finite(name: str, value: float) -> float:
