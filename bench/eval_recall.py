@@ -390,7 +390,8 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
             '0.75 (the same threshold as redundancy) and `typicality` 0.3 / 0.6, dev recall '
             '0.801 / 0.794 and 28 / 29 cases; a hard count of candidates above cosine 0.7 / 0.75 / '
             '0.8 / 0.85 at weight 0.2 gave 0.782 / 0.794 / 0.801 / 0.797 and 28 / 27 / 28 / 27 cases '
-            '(at 0.8, weight 0.3 / 0.5: 0.798 / 0.787, 29 / 29). Below cosine 0.8 it starts to count memories that differ in '
+            '(at 0.8, weight 0.3 / 0.5: 0.798 / 0.787, 29 / 29). Below cosine 0.8 it starts to '
+            'count memories that differ in '
             'what matters ("The red cup is on the kitchen table" and "I moved the red cup to the '
             'sink") as copies. 0.3 with the soft weight was taken: the best dev recall measured, and '
             'no constant of its own.',
