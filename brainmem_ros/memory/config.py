@@ -84,8 +84,9 @@ class RetrievalConfig:
     prior_valence: float = opt(0.03, 0.0, 0.25, 'score x (1 + this x valence)')
     diversity: float = opt(0.5, 0.0, 1.0, 'score x (1 - this x redundancy): how far a near-copy of a '
                            'memory ranked above it steps back')
-    redundancy_cosine: float = opt(0.75, 0.0, 0.999, 'cosine to a memory ranked above from which a memory '
-                                   'counts as a near-copy (redundancy rises to 1 at cosine 1)')
+    redundancy_cosine: float = opt(0.75, 0.0, 0.999, 'cosine from which a memory counts as a near-copy of '
+                                   'one ranked above it (redundancy) or of another candidate '
+                                   '(typicality); the weight of a copy rises to 1 at cosine 1')
     typicality: float = opt(0.3, 0.0, 5.0, 'score x 1 / (1 + this x ln(1 + copies)), copies: how many other '
                             'candidates are near-copies (above redundancy_cosine) of a memory')
     prior_facts: float = opt(0.10, 0.0, 0.25, 'score x ~(1 +- this) for a memory stating the value an entity '
