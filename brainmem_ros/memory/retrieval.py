@@ -194,17 +194,21 @@ class Retriever:
             activated[uid] = Activation(evidence[uid], (uid,))
         heads = [h for h in self.store.unit_heads(activated, with_pose=q.near is not None).values()
                  if passes(h, q, seeded=h.id in evidence)]
-        self._add_cosines(cosine, [h.id for h in heads], qvecs, weights)
-        heads = [h for h in heads if h.id in cosine]
+        # One read of every head's vector serves the cosines still missing, typicality and
+        # diversity (each read of a few hundred costs about half a millisecond).
+        held = self.store.vectors(h.id for h in heads)
+        heads = [h for h in heads if h.id in held]
         if not heads:
             return []
+        missing = [h.id for h in heads if h.id not in cosine]
+        if missing:
+            cosine.update(zip(missing, _relevances(qvecs, weights, [held[i] for i in missing]).tolist(),
+                              strict=True))
         # Memories that state an entity's value the query's entities no longer have (or,
         # with as_of, did not have then) step back; those stating the current one step up.
         facts = fact_factors(FactStore(self.store), [h.id for h in heads], q.entity_keys, as_of=q.as_of)
         scores, parts = self._scores(heads, scale, cosine, activated, facts, now=now)
         # What the routine says a hundred times counts for less than what one memory says.
-        # (Every head has a vector: those without one were dropped with their cosine.)
-        held = self.store.vectors(h.id for h in heads)
         typical = typicality([held[h.id] for h in heads], weight=cfg.typicality,
                              threshold=cfg.redundancy_cosine)
         scores = scores * (1.0 - typical)
@@ -213,7 +217,7 @@ class Retriever:
                             -scores))
         order, scores, redundancy = diversify([h.id for h in heads], order, scores, q.top_k,
                                               diversity=cfg.diversity, threshold=cfg.redundancy_cosine,
-                                              vectors=self.store.vectors)
+                                              vectors=lambda ids: {i: held[i] for i in ids})
         results: list[ScoredMemory] = []
         seen: set[str] = set()
         # A month of routine logs the same sentence many times; the planner gains nothing

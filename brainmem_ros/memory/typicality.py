@@ -40,8 +40,11 @@ def typicality(vectors: Sequence[npt.NDArray[np.float32]], *, weight: float,
     if n <= 1 or weight <= 0.0:
         return np.zeros(n, dtype=np.float64)
     matrix = np.stack(vectors).astype(np.float32, copy=False)
-    near = np.clip(((matrix @ matrix.T).astype(np.float64) - threshold) / (1.0 - threshold), 0.0, 1.0)
+    # In place, in float32: this runs on every Retrieve over a few hundred candidates.
+    near = matrix @ matrix.T
+    near -= threshold
+    np.clip(near, 0.0, 1.0 - threshold, out=near)
     # Each vector is a perfect copy of itself: not one of its copies.
-    copies = np.maximum(0.0, near.sum(axis=1) - 1.0)
+    copies = np.maximum(0.0, near.sum(axis=1, dtype=np.float64) / (1.0 - threshold) - 1.0)
     out: npt.NDArray[np.float64] = 1.0 - 1.0 / (1.0 + weight * np.log1p(copies))
     return out
