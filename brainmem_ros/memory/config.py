@@ -87,8 +87,9 @@ class RetrievalConfig:
     redundancy_cosine: float = opt(0.75, 0.0, 0.999, 'cosine from which a memory counts as a near-copy of '
                                    'one ranked above it (redundancy) or of another candidate '
                                    '(typicality); the weight of a copy rises to 1 at cosine 1')
-    typicality: float = opt(0.3, 0.0, 5.0, 'score x 1 / (1 + this x ln(1 + copies)), copies: how many other '
-                            'candidates are near-copies (above redundancy_cosine) of a memory')
+    typicality: float = opt(0.3, 0.0, 5.0, 'score x 1 / (1 + this x ln(1 + copies)), copies: the other '
+                            'candidates that are near-copies of a memory (above redundancy_cosine) and '
+                            'score about as high')
     prior_facts: float = opt(0.10, 0.0, 0.25, 'score x ~(1 +- this) for a memory stating the value an entity '
                              'of the query has now (or as_of) / no longer has')
     filter_exact_limit: int = opt(4096, 0, 10**6, 'filtered queries matching at most this many units '

@@ -15,10 +15,11 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
   a memory stating a value that no longer holds steps back behind the one stating the
   current value. They reorder near-ties and lift a reinforced memory, but cannot bury a
   match with clearly more evidence;
-- **typicality**: a candidate with many near-copies among the candidates (a month of one
-  routine) keeps ``1 / (1 + typicality x ln(1 + copies))`` of its score
-  (:mod:`brainmem_ros.memory.typicality`), so the routine as a whole cannot outrank the
-  one memory that says something different;
+- **typicality**: a candidate with many near-copies among the candidates that the query
+  ranks about as high (a month of one routine it cannot tell apart) keeps
+  ``1 / (1 + typicality x ln(1 + copies))`` of its score
+  (:mod:`brainmem_ros.memory.typicality`), so such a family cannot outrank the one
+  memory that says something different;
 - **diversity**: among the best, a near-copy of a memory ranked above it steps back by
   ``diversity x redundancy`` (maximal marginal relevance), so a month of one routine
   sentence cannot fill the top k.
@@ -208,8 +209,9 @@ class Retriever:
         # with as_of, did not have then) step back; those stating the current one step up.
         facts = fact_factors(FactStore(self.store), [h.id for h in heads], q.entity_keys, as_of=q.as_of)
         scores, parts = self._scores(heads, scale, cosine, activated, facts, now=now)
-        # What the routine says a hundred times counts for less than what one memory says.
-        typical = typicality([held[h.id] for h in heads], weight=cfg.typicality,
+        # A family of near-copies the query cannot tell apart counts for less than a memory
+        # that stands out (memory/typicality.py).
+        typical = typicality([held[h.id] for h in heads], scores, weight=cfg.typicality,
                              threshold=cfg.redundancy_cosine)
         scores = scores * (1.0 - typical)
         # Best score first, newer id first among equals; only the top k leave as units.

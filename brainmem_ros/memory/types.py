@@ -210,7 +210,7 @@ class ScoreParts:
     lexical: float = 0.0  # BM25 relative to the best lexical match, in [0, 1]
     entity: float = 0.0  # share of the query's known entities the memory mentions, in [0, 1]
     prior: float = 1.0  # product of the bounded priors (recency, importance, strength, valence, facts)
-    typicality: float = 0.0  # share of the score lost for near-copies among the candidates, in [0, 1)
+    typicality: float = 0.0  # share of the score lost for near-copies scoring as high, in [0, 1)
     redundancy: float = 0.0  # how near a copy of a memory ranked above this one is, in [0, 1]
 
 
