@@ -93,7 +93,10 @@ def test_same_value_is_no_conflict_and_both_events_stay(mem: BrainMem) -> None:
     assert fact.evidence == (first.id, second.id) and fact.last_seen == T0 + 2 * H
     # Observations are events: neither is invalidated, neither loses score.
     assert all(u.valid_until is None for u in mem.get([first.id, second.id]))
-    hits = {h.unit.id: h.score for h in mem.retrieve('loaded the dishwasher with the plates', top_k=5)}
+    # Relevance x prior: the facts' part of the score (typicality and redundancy step back
+    # a near-copy of a memory scored higher, fact or not).
+    hits = {h.unit.id: h.parts.relevance * h.parts.prior
+            for h in mem.retrieve('loaded the dishwasher with the plates', top_k=5)}
     assert first.id in hits and second.id in hits
     assert hits[first.id] > 0.8 * hits[second.id]
     factors = fact_factors(mem.facts, [first.id, second.id], ['dishwasher'])
