@@ -132,9 +132,10 @@ def test_save_load_round_trip(tmp_path: Path, n: int) -> None:
     index = build_index(DIM, lambda: batches_of(ids, vecs), policy=POLICY)
     path = tmp_path / 'vectors.faiss'
     save_index(index, path, generation=7, max_id=int(ids.max()))
-    loaded, why = load_index(path, dim=DIM, generation=7, policy=POLICY)
+    saved, why = load_index(path, dim=DIM, generation=7, policy=POLICY)
     assert why == 'loaded'
-    assert loaded is not None
+    assert saved is not None and saved.max_id == int(ids.max())
+    loaded = saved.index
     assert type(loaded) is type(index)
     assert loaded.kind == index.kind  # nprobe travels with the file
     queries = clustered(30, seed=8)

@@ -57,5 +57,5 @@ def test_an_older_copy_never_replaces_a_newer_file(tmp_path: Path) -> None:
     saver = IndexSaver(path, lambda: newer, idle=lambda: 0.0)
     assert saver.write(newer) and saver.write(older)  # the older one is skipped, not an error
     loaded, why = load_index(path, dim=8, generation=2)
-    assert why == 'loaded' and loaded is not None and len(loaded) == 3
+    assert why == 'loaded' and loaded is not None and len(loaded.index) == 3
     saver.close()

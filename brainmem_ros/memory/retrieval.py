@@ -201,10 +201,7 @@ class Retriever:
         heads = [h for h in heads if h.id in held]
         if not heads:
             return []
-        missing = [h.id for h in heads if h.id not in cosine]
-        if missing:
-            cosine.update(zip(missing, _relevances(qvecs, weights, [held[i] for i in missing]).tolist(),
-                              strict=True))
+        self._add_cosines(cosine, {h.id: held[h.id] for h in heads if h.id not in cosine}, qvecs, weights)
         # Memories that state an entity's value the query's entities no longer have (or,
         # with as_of, did not have then) step back; those stating the current one step up.
         facts = fact_factors(FactStore(self.store), [h.id for h in heads], q.entity_keys, as_of=q.as_of)
@@ -269,15 +266,15 @@ class Retriever:
         found = self.recall(q, qvecs, weights, found_text)
         seed_ids = found.ids
         cosine = dict(found.cosine)
-        self._add_cosines(cosine, seed_ids, qvecs, weights)
+        self._add_cosines(cosine, self.store.vectors(i for i in seed_ids if i not in cosine), qvecs, weights)
         scale = EvidenceScale(cosine, found, self.config)
         evidence = {uid: scale.evidence(uid, cosine.get(uid, 0.0)) for uid in seed_ids}
         return qvecs, scale, cosine, evidence
 
-    def _add_cosines(self, cosine: dict[int, float], ids: Sequence[int], qvecs: npt.NDArray[np.float32],
-                     weights: Sequence[float]) -> None:
-        """Add the cosines of ``ids`` not in ``cosine`` yet (ids without a vector stay out)."""
-        vectors = self.store.vectors(i for i in ids if i not in cosine)
+    @staticmethod
+    def _add_cosines(cosine: dict[int, float], vectors: Mapping[int, npt.NDArray[np.float32]],
+                     qvecs: npt.NDArray[np.float32], weights: Sequence[float]) -> None:
+        """Add to ``cosine`` the cosine of each of ``vectors`` (unit id: vector) to the query."""
         if vectors:
             cosine.update(zip(vectors, _relevances(qvecs, weights, list(vectors.values())).tolist(),
                               strict=True))

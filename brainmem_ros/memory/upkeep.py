@@ -20,7 +20,7 @@ import numpy as np
 from brainmem_ros.errors import BrainMemError, StoreError, UnknownIdError
 from brainmem_ros.memory import dynamics, reflection
 from brainmem_ros.memory.config import MemoryConfig
-from brainmem_ros.memory.index import HotIndex, IndexSnapshot, load_saved, needs_rebuild, snapshot_index
+from brainmem_ros.memory.index import HotIndex, IndexSnapshot, load_index, needs_rebuild, snapshot_index
 from brainmem_ros.memory.index_saver import IndexSaver
 from brainmem_ros.memory.requests import (
     ForgetMode,
@@ -305,7 +305,7 @@ class Upkeep:
     def _open_index(self) -> None:
         """Load the saved index and add the units stored after its save, or rebuild it."""
         generation = int(self.store_db.get_meta('index_generation', '0'))
-        saved, why = load_saved(self._index_path, dim=self.embedder.dim, generation=generation)
+        saved, why = load_index(self._index_path, dim=self.embedder.dim, generation=generation)
         if saved is not None:
             # Same generation: since the save, units were only added, with larger ids
             # (a removal would have changed it, and only a removal frees an id).

@@ -84,15 +84,9 @@ class SavedIndex:
 
 
 def load_index(path: Path, *, dim: int, generation: int, policy: IndexPolicy = DEFAULT_POLICY
-               ) -> tuple[HotIndex | None, str]:
-    """The saved index if it is intact, reflects ``generation`` and suits its size; else (None, why)."""
-    saved, why = load_saved(path, dim=dim, generation=generation, policy=policy)
-    return (saved.index if saved is not None else None), why
-
-
-def load_saved(path: Path, *, dim: int, generation: int, policy: IndexPolicy = DEFAULT_POLICY
                ) -> tuple[SavedIndex | None, str]:
-    """Like :func:`load_index`, with the largest unit id the file reflects."""
+    """The saved index and the largest unit id it reflects, if it is intact, reflects
+    ``generation`` and suits its size; else (None, why)."""
     meta_path = path.with_suffix(path.suffix + '.json')
     if not path.exists() or not meta_path.exists():
         return None, 'no saved vector index'
