@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scenarios.routine import routine
 
 from brainmem_ros.errors import ConfigError
 from brainmem_ros.memory import BrainMem
@@ -197,6 +198,24 @@ def test_a_question_that_singles_out_one_of_a_family_keeps_its_answer(mem_factor
     hits = mem.retrieve('where did I put the mug in the kitchen?', top_k=3)
     assert hits[0].unit.id == mug.id
     assert hits[0].parts.typicality < 0.05
+
+
+def test_a_memory_that_fits_the_question_and_the_goal_beats_one_that_fits_the_question(
+        mem_factory: Any) -> None:
+    # "make the user a drink" to "prepare breakfast" among 500 routine observations: the
+    # errands ("The user asked me to bring the candle") are as close to the question
+    # alone, the morning tea also fits the goal. The best part alone puts an errand
+    # first; part_agreement counts the goal too.
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400)
+    _store(mem, [ObservationInput(r.text, stamp=r.stamp, episode_id=r.episode_id) for r in routine(500)])
+    tea = mem.store('The user asked for green tea with no sugar every morning.', stamp=T0)
+
+    def first() -> int:
+        return mem.retrieve('make the user a drink', goal='prepare breakfast', top_k=3)[0].unit.id
+
+    assert first() == tea.id
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, part_agreement=0.0)
+    assert first() != tea.id
 
 
 def test_vector_candidates_keep_the_words_they_share(mem_factory: Any) -> None:

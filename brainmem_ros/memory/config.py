@@ -62,6 +62,8 @@ class RetrievalConfig:
     w_lexical: float = opt(0.70, 0.0, 1.0, 'share of the lexical (BM25) evidence in relevance')
     w_entity: float = opt(0.0, 0.0, 1.0, 'share of the entity-index evidence in relevance')
     w_act: float = opt(0.80, 0.0, 1.0, 'share of its missing evidence a memory gets from activation')
+    part_agreement: float = opt(0.4, 0.0, 1.0, 'share of a memory\'s vector relevance taken from its '
+                                'weighted mean cosine over query, goal and state (the rest: the best part)')
     vector_span: float = opt(0.25, 0.0, 2.0, 'cosine below the best candidate that counts as no '
                              'vector evidence (at least; more when the candidates spread wider)')
     vector_candidates: int = opt(50, 10, 5000, 'vector neighbours taken as candidates (per 10 results asked)')

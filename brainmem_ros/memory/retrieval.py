@@ -5,7 +5,9 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
 - **evidence** of a candidate = ``w_vector * vector + w_lexical * lexical + w_entity * entity``
   (shares normalised to 1), each part in [0, 1] so that no list's raw scale (a cosine
   lives in 0.3-0.7, BM25 is unbounded) decides alone: the cosine relative to the best
-  candidate, BM25 and entity weight relative to what the query's terms could give;
+  candidate, BM25 and entity weight relative to what the query's terms could give (the
+  cosine of a query with a goal or a state blends its best part with the weighted mean
+  over the parts, ``part_agreement``, so fitting both question and goal counts);
 - **relevance** = evidence + ``w_act * max(0, activation - evidence)``: linked memories
   (the previous and next moments of the same episode, shared entities, causes, ...) pass
   on activation spread from the candidates' evidence, and lift a memory towards it;
@@ -130,7 +132,7 @@ class Retriever:
             if not vectors:
                 return {}
             exact_ids = list(vectors)
-            rel = _relevances(qvecs, weights, [vectors[i] for i in exact_ids])
+            rel = _relevances(qvecs, weights, [vectors[i] for i in exact_ids], cfg.part_agreement)
             order = np.argsort(-rel)[:n]
             return {exact_ids[i]: float(rel[i]) for i in order}
         found = self._scan_marginalized(qvecs, weights, n) if q.include_marginalized else {}
@@ -146,6 +148,12 @@ class Retriever:
             for score, uid in zip(scores[row], ids[row], strict=True):
                 if uid >= 0:
                     best[int(uid)] = max(best.get(int(uid), -1.0), weight * float(score))
+        if len(weights) > 1 and cfg.part_agreement:
+            # Each part's search knows only the cosines of its own neighbours: the others
+            # come from the vectors (read once; the rerank reads the same ones from the cache).
+            held = self.store.vectors(best)
+            best = dict(zip(held, _relevances(qvecs, weights, list(held.values()),
+                                              cfg.part_agreement).tolist(), strict=True))
         if allowed is None and q.filter.narrows:
             # A broad filter: the index holds every active unit, keep those it lets through.
             # (Without a filter, derived types are dropped with everything else after
@@ -167,10 +175,9 @@ class Retriever:
                            width: int) -> dict[int, float]:
         # Marginalized units are out of the hot index by design; asking for them
         # explicitly pays a scan of their vectors in SQLite.
-        w = np.asarray(weights, dtype=np.float32)[:, None]
         best: dict[int, float] = {}
         for ids, vecs in self.store.iter_vectors(marginalized=True):
-            sims = (w * (qvecs @ vecs.T)).max(axis=0)
+            sims = _combine((qvecs @ vecs.T).astype(np.float64), weights, self.config.part_agreement)
             order = np.argsort(-sims)[:width]
             best.update({int(ids[i]): float(sims[i]) for i in order})
         top = sorted(best, key=lambda i: -best[i])[:width]
@@ -201,7 +208,8 @@ class Retriever:
         heads = [h for h in heads if h.id in held]
         if not heads:
             return []
-        self._add_cosines(cosine, {h.id: held[h.id] for h in heads if h.id not in cosine}, qvecs, weights)
+        self._add_cosines(cosine, {h.id: held[h.id] for h in heads if h.id not in cosine}, qvecs, weights,
+                          cfg.part_agreement)
         # Memories that state an entity's value the query's entities no longer have (or,
         # with as_of, did not have then) step back; those stating the current one step up.
         facts = fact_factors(FactStore(self.store), [h.id for h in heads], q.entity_keys, as_of=q.as_of)
@@ -266,18 +274,19 @@ class Retriever:
         found = self.recall(q, qvecs, weights, found_text)
         seed_ids = found.ids
         cosine = dict(found.cosine)
-        self._add_cosines(cosine, self.store.vectors(i for i in seed_ids if i not in cosine), qvecs, weights)
+        self._add_cosines(cosine, self.store.vectors(i for i in seed_ids if i not in cosine), qvecs, weights,
+                          self.config.part_agreement)
         scale = EvidenceScale(cosine, found, self.config)
         evidence = {uid: scale.evidence(uid, cosine.get(uid, 0.0)) for uid in seed_ids}
         return qvecs, scale, cosine, evidence
 
     @staticmethod
     def _add_cosines(cosine: dict[int, float], vectors: Mapping[int, npt.NDArray[np.float32]],
-                     qvecs: npt.NDArray[np.float32], weights: Sequence[float]) -> None:
-        """Add to ``cosine`` the cosine of each of ``vectors`` (unit id: vector) to the query."""
+                     qvecs: npt.NDArray[np.float32], weights: Sequence[float], agreement: float) -> None:
+        """Add to ``cosine`` the vector relevance of each of ``vectors`` (unit id: vector)."""
         if vectors:
-            cosine.update(zip(vectors, _relevances(qvecs, weights, list(vectors.values())).tolist(),
-                              strict=True))
+            cosine.update(zip(vectors, _relevances(qvecs, weights, list(vectors.values()),
+                                                   agreement).tolist(), strict=True))
 
     def neighbours(self, ids: Sequence[int]) -> Mapping[int, Sequence[tuple[int, float]]]:
         """The strongest ``fanout`` edges of each unit, as (other unit, weight): what activation
@@ -329,11 +338,26 @@ def _path(activation: Activation, uid: int) -> tuple[int, ...]:
 
 
 def _relevances(qvecs: npt.NDArray[np.float32], weights: Sequence[float],
-                vectors: Sequence[npt.NDArray[np.float32]]) -> npt.NDArray[np.float64]:
-    """Best weighted cosine between the query parts and each unit, clipped to [0, 1]."""
+                vectors: Sequence[npt.NDArray[np.float32]], agreement: float) -> npt.NDArray[np.float64]:
+    """The vector relevance of each unit to the query's parts, in [0, 1] (:func:`_combine`)."""
     if not vectors:
         return np.zeros(0, dtype=np.float64)
-    sims = (qvecs @ np.stack(vectors).T).astype(np.float64)  # parts x units
-    weighted = np.asarray(weights, dtype=np.float64)[:, None] * sims
-    best: npt.NDArray[np.float64] = np.clip(weighted.max(axis=0), 0.0, 1.0)
-    return best
+    return _combine((qvecs @ np.stack(vectors).T).astype(np.float64), weights, agreement)
+
+
+def _combine(sims: npt.NDArray[np.float64], weights: Sequence[float], agreement: float
+             ) -> npt.NDArray[np.float64]:
+    """Weighted cosines of the parts (parts x units) as one relevance per unit, clipped to [0, 1].
+
+    The best part alone would make a memory that matches the question well and the goal
+    not at all the equal of one that matches both; ``agreement`` is the share taken from
+    the weighted mean over the parts instead, so the second wins a near-tie. With one
+    part both are the same.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    weighted = w[:, None] * sims
+    best = weighted.max(axis=0)
+    if agreement and len(w) > 1:
+        best = (1.0 - agreement) * best + agreement * weighted.sum(axis=0) / w.sum()
+    out: npt.NDArray[np.float64] = np.clip(best, 0.0, 1.0)
+    return out
