@@ -130,6 +130,26 @@ def test_no_snapshot_while_requests_come_and_one_once_they_stop(mem_factory: Any
     assert taken[0] >= stopped + 0.9 * mem._saver.idle_s  # after the idle spell, not during it
 
 
+def test_a_due_save_goes_ahead_under_a_stream_that_never_pauses(mem_factory: Any, tmp_path: Path) -> None:
+    # A perception topic never leaves the store idle for long: the save that waited for a
+    # quiet spell would never come, and after a crash the stale file would cost a rebuild.
+    mem: BrainMem = mem_factory(tmp_path / 'mem', config=MemoryConfig.from_mapping(
+        {'store.index_save_every': 3}))
+    mem._saver.idle_s = 600.0  # no quiet spell that long
+    mem._saver.max_wait_s = 1.0
+    saves = mem._saver.saves
+    started = time.monotonic()
+    for text in TEXTS[:3]:
+        mem.store(text)  # the third change makes a save due
+    due = time.monotonic()
+    while mem._saver.saves == saves and time.monotonic() < started + 30:
+        mem.retrieve('where is the umbrella?', top_k=3)
+    assert mem._saver.saves == saves + 1
+    assert time.monotonic() - due >= 0.9 * mem._saver.max_wait_s  # it waited for a gap first
+    meta = json.loads((tmp_path / 'mem' / 'vectors.faiss.json').read_text())
+    assert meta['count'] == len(mem.index) and meta['max_id'] >= 3
+
+
 def test_close_wakes_a_saver_waiting_for_the_store_to_be_idle(mem_factory: Any, tmp_path: Path) -> None:
     mem: BrainMem = mem_factory(tmp_path / 'mem', config=MemoryConfig.from_mapping(
         {'store.index_save_every': 1}))

@@ -16,9 +16,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import faiss
+
 from brainmem_ros.errors import VectorIndexError
 from brainmem_ros.memory.index.build import needs_rebuild
-from brainmem_ros.memory.index.hot import DEFAULT_POLICY, HotIndex, IndexPolicy, index_from_bytes
+from brainmem_ros.memory.index.hot import DEFAULT_POLICY, HotIndex, IndexPolicy, index_from_bytes, serialized
 
 
 @dataclass(frozen=True)
@@ -36,9 +38,10 @@ class IndexFileMeta:
 
 @dataclass(frozen=True)
 class IndexSnapshot:
-    """An index serialized with what it reflects: taken under the memory's lock, written after."""
+    """A copy of the index with what it reflects: taken under the memory's lock, serialized and
+    written after."""
 
-    data: bytes
+    index: faiss.Index
     generation: int
     count: int
     dim: int
@@ -51,22 +54,23 @@ _TAKEN = itertools.count(1)
 
 
 def snapshot_index(index: HotIndex, *, generation: int, max_id: int) -> IndexSnapshot:
-    """The index's bytes, the store generation and the largest unit id they reflect (a copy in
-    memory, no I/O).
+    """A copy of the index, the store generation and the largest unit id it reflects (in memory,
+    no I/O).
 
     Take it under the lock that orders the index's changes and the store's commits, and
     read ``max_id`` under it too: ``seq`` then orders the snapshots, the copy holds no unit
     above ``max_id``, and every unit committed after it is above ``max_id``.
     """
-    return IndexSnapshot(index.to_bytes(), generation, len(index), index.dim, index.kind, max_id,
+    return IndexSnapshot(index.copy(), generation, len(index), index.dim, index.kind, max_id,
                          next(_TAKEN))
 
 
 def write_snapshot(path: Path, snap: IndexSnapshot) -> None:
-    """Write index + sidecar atomically (temp file, fsync, rename, fsync dir)."""
+    """Serialize ``snap`` and write index + sidecar atomically (temp file, fsync, rename, fsync dir)."""
+    data = serialized(snap.index).data
     meta = IndexFileMeta(generation=snap.generation, count=snap.count, dim=snap.dim, kind=snap.kind,
-                         sha256=hashlib.sha256(snap.data).hexdigest(), max_id=snap.max_id)
-    _atomic_write(path, snap.data)
+                         sha256=hashlib.sha256(data).hexdigest(), max_id=snap.max_id)
+    _atomic_write(path, data)
     _atomic_write(path.with_suffix(path.suffix + '.json'), json.dumps(meta.__dict__).encode())
 
 
@@ -121,7 +125,7 @@ def load_index(path: Path, *, dim: int, generation: int, policy: IndexPolicy = D
     return SavedIndex(index, meta.max_id), 'loaded'
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def _atomic_write(path: Path, data: bytes | memoryview) -> None:
     tmp = path.with_name(path.name + '.tmp')
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

@@ -191,6 +191,22 @@ class _FaissIndex:
         with self._lock:
             return bytes(faiss.serialize_index(self._index))
 
+    def copy(self) -> faiss.Index:
+        """A copy of the FAISS index, to serialize (:func:`serialized`) without holding any lock.
+
+        Copying is about ten times faster than serializing: 0.24 s against 2.7 s for the
+        1M-unit IVF-SQ8 bench index, 26 against 247 ms at 100k (16 against 33 ms for a
+        flat 10k), and a save takes it under the memory's lock.
+        """
+        with self._lock:
+            return faiss.clone_index(self._index)
+
+
+def serialized(index: faiss.Index) -> npt.NDArray[np.uint8]:
+    """``index`` in FAISS's own format (never pickle), as the array FAISS returns (no copy)."""
+    data: npt.NDArray[np.uint8] = faiss.serialize_index(index)
+    return data
+
 
 class FlatIndex(_FaissIndex):
     """Exact inner-product search (FAISS ``IndexIDMap2(IndexFlatIP)``), thread-safe."""
