@@ -59,3 +59,26 @@ def test_an_older_copy_never_replaces_a_newer_file(tmp_path: Path) -> None:
     loaded, why = load_index(path, dim=8, generation=2)
     assert why == 'loaded' and loaded is not None and len(loaded.index) == 3
     saver.close()
+
+
+def test_close_writes_the_index_file_only_when_the_index_changed(mem_factory: Any, tmp_path: Path) -> None:
+    # At 1M units a save serializes and writes 375 MB (several seconds of shutdown): a
+    # store opened, read and closed has nothing new to write.
+    path = tmp_path / 'mem'
+    first: BrainMem = mem_factory(path)
+    first.store('The parcel is on the shelf in the garage.')
+    first.close()
+    file = path / 'vectors.faiss'
+    written = (file.stat().st_ino, file.stat().st_mtime_ns)
+    reader: BrainMem = mem_factory(path)
+    assert reader.index_status == 'loaded'
+    assert reader.retrieve('where is the parcel?', top_k=3)
+    reader.close()
+    assert reader._saver.saves == 0
+    assert (file.stat().st_ino, file.stat().st_mtime_ns) == written
+    writer: BrainMem = mem_factory(path)
+    writer.store('The toolbox is under the workbench.')
+    writer.close()
+    assert writer._saver.saves == 1 and file.stat().st_ino != written[0]
+    last: BrainMem = mem_factory(path)
+    assert last.index_status == 'loaded' and len(last.index) == 2

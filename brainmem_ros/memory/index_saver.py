@@ -64,6 +64,11 @@ class IndexSaver:
         self._written = 0  # seq of the newest snapshot written
         self.saves = 0  # files written, in the background or not
 
+    @property
+    def written(self) -> int:
+        """The seq of the newest snapshot written (0: none yet)."""
+        return self._written
+
     def request(self) -> None:
         """Save once the store is idle, on the saver's thread (the caller may hold the memory's lock)."""
         with self._start_lock:

@@ -66,6 +66,9 @@ class Upkeep:
     _on_event: Callable[[MemoryEvent], None] | None
     _unsaved: int
     _saver: IndexSaver
+    # The seq of the snapshot that holds the index as it is now (0: the file it was loaded
+    # from, unchanged; None: changed since the last snapshot).
+    _current_seq: int | None
 
     if TYPE_CHECKING:  # what BrainMem provides
         def store_many(self, items: Sequence[ObservationInput]) -> list[StoreResult | BrainMemError]:
@@ -178,6 +181,7 @@ class Upkeep:
                 # (until then the next open finds the old one outgrown and rebuilds).
                 self.index = self.retriever.index = self._build_index()
                 self.index_status = f'rebuilt at consolidation ({outgrown})'
+                self._current_seq = None
                 self._saver.request()
         if report.marginalized:
             self._emit('marginalized', report.marginalized, 'consolidation')
@@ -299,6 +303,8 @@ class Upkeep:
         # at close. After a crash in between, new units are added to the saved file on
         # open; other changes made it stale (generation check) and it is rebuilt.
         self._unsaved += count
+        if count:
+            self._current_seq = None
         if self._unsaved >= self.config.store.index_save_every:
             self._saver.request()
 
@@ -318,6 +324,7 @@ class Upkeep:
                 self.index = saved.index
                 self.index_status = f'loaded, {added} newer units added from the store' if added else 'loaded'
                 self._unsaved = added
+                self._current_seq = None if added else 0
                 if added >= self.config.store.index_save_every:
                     self.save_index()
                 return
@@ -349,4 +356,11 @@ class Upkeep:
                 _log.warning('vector index not saved (%s); it will be rebuilt on next open', exc)
                 return None
             self._unsaved = 0
-            return snapshot_index(self.index, generation=generation, max_id=max_id)
+            snap = snapshot_index(self.index, generation=generation, max_id=max_id)
+            self._current_seq = snap.seq
+            return snap
+
+    def _index_file_current(self) -> bool:
+        """Whether the index file holds the index as it is now: written since the last change
+        (or loaded and not changed since). Call under the memory's lock."""
+        return self._current_seq is not None and self._saver.written >= self._current_seq
