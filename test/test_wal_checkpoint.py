@@ -32,9 +32,10 @@ def test_commits_leave_checkpoints_to_the_thread(tmp_path: Path) -> None:
         for i in range(40):
             store.insert_unit(MemoryUnit(id=0, stamp=1.0 + i, text=f'Unit {i} is on the shelf',
                                          last_access=1.0, valid_from=1.0), vec)
-        # The thread copies the log back (at most once a second while commits go on).
-        assert wait_for(lambda: _rows_in_the_database_file(store.path) == 40, timeout=30.0)
-        assert store.checkpoints >= 1
+        # The thread copies the log back (at most once a second while commits go on). It
+        # counts a checkpoint once SQLite returns, a moment after the rows reach the file.
+        assert wait_for(lambda: _rows_in_the_database_file(store.path) == 40 and store.checkpoints >= 1,
+                        timeout=30.0)
     finally:
         store.close()
     assert not Path(f'{store.path}-wal').exists() or Path(f'{store.path}-wal').stat().st_size == 0
