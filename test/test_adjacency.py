@@ -20,6 +20,7 @@ import pytest
 from brainmem_ros.memory import BrainMem, Edge, EdgeKind, MemoryConfig, MemoryUnit
 from brainmem_ros.memory import adjacency as adjacency_module
 from brainmem_ros.memory.adjacency import Adjacency
+from brainmem_ros.memory.adjacency_rows import STALE, Rows
 from brainmem_ros.memory.graph import edge_pairs
 from brainmem_ros.memory.retrieval import Query, Retriever
 from brainmem_ros.memory.store import EdgeScale, SqliteStore
@@ -116,6 +117,39 @@ def test_rows_grow_with_new_units(tmp_path: Path) -> None:
     assert adj.rows < 2 * len(ids)  # geometric, not unbounded
     adj.close()
     store.close()
+
+
+def test_the_bulk_read_leaves_room_for_a_quarter_more_units(tmp_path: Path) -> None:
+    # Growing the arrays runs inside a Store, under the lock (0.5 s at 1M units as a
+    # copy): with only 1024 spare rows, every start of a large store met it within its
+    # first thousand Stores.
+    rng = random.Random(11)
+    store = SqliteStore(tmp_path / 'memory.db')
+    ids = add_units(store, 6000)
+    store.add_edges(random_edges(rng, ids, 3000))
+    adj = Adjacency(store, fanout=4)
+    assert adj.wait_ready(timeout=60)
+    rows = adj.rows
+    assert rows >= 1.25 * max(ids)
+    more = add_units(store, 1400)  # beyond 1024 new ids
+    store.add_edges(random_edges(rng, ids[-50:] + more, 800))
+    assert adj.rows == rows
+    assert_same(adj, store)
+    adj.close()
+    store.close()
+
+
+def test_growth_keeps_every_row(tmp_path: Path) -> None:
+    # Enlarged in place when nothing else refers to an array, copied otherwise.
+    rows = Rows(3, 10)
+    rows.other[:] = np.arange(1, 31, dtype=np.int32).reshape(10, 3)
+    rows.weight[:] = 0.5
+    view = rows.code[:2]  # a reference to one array: that one is copied
+    rows.grow(16)
+    assert len(rows) == 16 and rows.code.shape == (16, 3) and view.shape == (2, 3)
+    assert (rows.other[:10].ravel() == np.arange(1, 31)).all() and (rows.other[10:] == 0).all()
+    assert (rows.weight[:10] == 0.5).all() and (rows.weight[10:] == 0).all()
+    assert (rows.flags[:10] == 0).all() and (rows.flags[10:] == STALE).all()
 
 
 def test_fanout_and_transactions(tmp_path: Path) -> None:
