@@ -88,6 +88,19 @@ def test_process_serves_everything_and_exits_cleanly(tmp_path: Path, model_paths
         assert unit.protected and unit.strength > 1.0
 
 
+def test_wait_gives_up_in_time_when_no_node_answers() -> None:
+    import time
+
+    planner = Planner()
+    try:
+        client = MemoryClient(planner.node, namespace='/nobody', timeout=30.0)
+        started = time.monotonic()
+        assert not client.wait(1.0)
+        assert time.monotonic() - started < 5.0
+    finally:
+        planner.close()
+
+
 def test_two_namespaced_nodes_keep_separate_memories(tmp_path: Path, model_paths: object) -> None:
     planner = Planner()
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -68,8 +69,22 @@ class MemoryClient:
             ('set_context', SetContext))}
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until every service is available."""
-        return all(c.wait_for_service(timeout_sec=timeout or self.timeout) for c in self._clients.values())
+        """Wait until every service is available and the node answers a Stats call.
+
+        ``wait_for_service`` sees the node's endpoints, but the node may not yet see this
+        client's: Fast DDS then drops the response ("failed to send response (timeout)" in
+        the node's log) and the first call goes unanswered. Stats changes nothing, so it
+        is sent until one comes back (each try waits at most a second); the node's other
+        services were discovered with it.
+        """
+        deadline = time.monotonic() + (timeout or self.timeout)
+        if not all(c.wait_for_service(timeout_sec=max(0.0, deadline - time.monotonic()))
+                   for c in self._clients.values()):
+            return False
+        while (left := deadline - time.monotonic()) > 0:
+            if answer(self._clients['stats'], Stats.Request(), min(1.0, left)) is not None:
+                return True
+        return False
 
     def call(self, name: str, request: Any) -> Any:
         """Call a service; raise MemoryServiceError on timeout or success=false."""
