@@ -81,6 +81,18 @@ def random_edges(rng: random.Random, ids: Sequence[int], n: int) -> list[Edge]:
             for _ in range(n)]
 
 
+def graph_of(path: Path, *, seed: int, units: int, edges: int, fanout: int
+             ) -> tuple[random.Random, SqliteStore, list[int], Adjacency]:
+    """A store of ``units`` units and ``edges`` random edges, and its adjacency once read."""
+    rng = random.Random(seed)
+    store = SqliteStore(path / 'memory.db')
+    ids = add_units(store, units)
+    store.add_edges(random_edges(rng, ids, edges))
+    adj = Adjacency(store, fanout=fanout)
+    assert adj.wait_ready(timeout=60)
+    return rng, store, ids, adj
+
+
 # -- the store on its own ----------------------------------------------------------------
 
 
@@ -123,12 +135,7 @@ def test_the_bulk_read_leaves_room_for_a_quarter_more_units(tmp_path: Path) -> N
     # Growing the arrays runs inside a Store, under the lock (0.5 s at 1M units as a
     # copy): with only 1024 spare rows, every start of a large store met it within its
     # first thousand Stores.
-    rng = random.Random(11)
-    store = SqliteStore(tmp_path / 'memory.db')
-    ids = add_units(store, 6000)
-    store.add_edges(random_edges(rng, ids, 3000))
-    adj = Adjacency(store, fanout=4)
-    assert adj.wait_ready(timeout=60)
+    rng, store, ids, adj = graph_of(tmp_path, seed=11, units=6000, edges=3000, fanout=4)
     rows = adj.rows
     assert rows >= 1.25 * max(ids)
     more = add_units(store, 1400)  # beyond 1024 new ids
@@ -153,12 +160,7 @@ def test_growth_keeps_every_row(tmp_path: Path) -> None:
 
 
 def test_fanout_and_transactions(tmp_path: Path) -> None:
-    rng = random.Random(5)
-    store = SqliteStore(tmp_path / 'memory.db')
-    ids = add_units(store, 80)
-    store.add_edges(random_edges(rng, ids, 900))
-    adj = Adjacency(store, fanout=6)
-    assert adj.wait_ready(timeout=60)
+    _, store, ids, adj = graph_of(tmp_path, seed=5, units=80, edges=900, fanout=6)
     # Shallower: a prefix of the held rows; deeper than held: SQLite answers.
     for fanout in (1, 3, 6, 9, 40):
         assert adj.edges_of(ids, fanout=fanout) == store.edges_of(ids, fanout=fanout)
