@@ -189,7 +189,7 @@ class _FaissIndex:
     def to_bytes(self) -> bytes:
         """Serialized FAISS index (FAISS's own format, never pickle)."""
         with self._lock:
-            return bytes(faiss.serialize_index(self._index))
+            return bytes(serialized(self._index))
 
     def copy(self) -> faiss.Index:
         """A copy of the FAISS index, to serialize (:func:`serialized`) without holding any lock.
