@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from dbfile import file_rows
 from rosutil import wait_for
 
 from brainmem_ros.memory import BrainMem
+from brainmem_ros.memory.store import access
 
 
 def _access(mem: BrainMem, uid: int) -> tuple[int, float]:
@@ -109,3 +113,28 @@ def test_answers_do_not_depend_on_when_the_accesses_are_written(mem_factory: Any
         early.store_db.flush_access()
         assert got == want
     assert late.store_db.pending_accesses() > 0
+
+
+def test_close_during_the_writers_wait_for_a_gap_ends(mem_factory: Any, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # The writer waits for a quiet spell before it writes; a close in that wait sets the
+    # stop and the wake, and the writer then clears the wake for its write. It used to
+    # wait for the wake again after the write and never end: close() hung in join.
+    monkeypatch.setattr(access, '_QUIET_LIMIT_S', 3.0)  # a wait wide enough to close in
+    mem: BrainMem = mem_factory(tmp_path / 'mem', clock=lambda: 5_000.0)
+    unit = mem.store('The spare batteries are in the hallway cupboard.', stamp=100.0)
+    mem.store_db.flush_after_s = 0.01
+    closed = threading.Event()
+
+    def close() -> None:
+        mem.close()
+        closed.set()
+
+    with mem.store_db.request():  # a request under way: the writer waits for quiet
+        mem.store_db.touch([unit.id], 5_000.0)
+        time.sleep(0.5)  # the writer is past its flush delay, waiting for quiet
+        closer = threading.Thread(target=close, daemon=True)
+        closer.start()
+        time.sleep(0.5)  # close() has set the stop and the wake and waits for the writer
+    assert closed.wait(10.0), 'close() did not return: the access writer never ended'
+    assert _access(mem, unit.id) == (1, 5_000.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -39,3 +40,26 @@ def test_commits_leave_checkpoints_to_the_thread(tmp_path: Path) -> None:
     finally:
         store.close()
     assert not Path(f'{store.path}-wal').exists() or Path(f'{store.path}-wal').stat().st_size == 0
+
+
+def test_the_thread_ends_when_a_close_lands_just_before_it_clears_its_wake(tmp_path: Path) -> None:
+    # close() sets the stop, then the wake. Landing after the thread's period and before
+    # its clear, the wake was lost: the thread waited for another one and close() hung
+    # in join. Here the wake's clear does what close() does first, at that moment.
+    store = SqliteStore(tmp_path / 'm.db')
+    try:
+        class CloseLandsHere(threading.Event):
+            def clear(self) -> None:
+                store._ckpt_stop.set()
+                self.set()
+                super().clear()
+
+        store._ckpt_wake = CloseLandsHere()
+        store.insert_unit(MemoryUnit(id=0, stamp=1.0, text='The cup is on the shelf', last_access=1.0,
+                                     valid_from=1.0), np.zeros(4, dtype=np.float32))
+        thread = store._ckpt_thread
+        assert thread is not None
+        thread.join(10.0)
+        assert not thread.is_alive(), 'the checkpoint thread lost the wake of a close'
+    finally:
+        store.close()

@@ -124,7 +124,11 @@ class AccessStats(UnitRows):
         return len(rows)
 
     def _write_behind(self) -> None:
-        while True:
+        # The stop is looked at before each wait: close() sets it and then the wake,
+        # and a close during a write has its wake cleared below, so a wait on the wake
+        # alone would never end (a close that hung in join, met at the end of a loop
+        # of Retrieves).
+        while not self._stop_access.is_set():
             self._wake.wait()
             if self._stop_access.wait(self.flush_after_s):
                 return  # close() writes what is left

@@ -62,7 +62,9 @@ class WalCheckpoints(Connection):
                 self._db.execute(f'PRAGMA wal_autocheckpoint = {PAGES}')
             return
         try:
-            while True:
+            # The stop before each wait, as the access writer's: a close between the
+            # period's end and the clear below would otherwise lose its wake.
+            while not self._ckpt_stop.is_set():
                 self._ckpt_wake.wait()
                 # At most one checkpoint a period: the log gathers the commits in between,
                 # and the database file gets one fsync for all of them.
