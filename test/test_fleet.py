@@ -12,12 +12,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
+import psycopg.conninfo
 import pytest
 from dbfile import file_rows
 
@@ -32,6 +34,7 @@ from brainmem_ros.fleet.schema import SCHEMA_VERSION, migrate, schema_version
 from brainmem_ros.fleet.sync import FleetSync, client_from_config
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.memory.fleet_recall import FleetRecall, ScopedResults
+from brainmem_ros.memory.store import gate
 from brainmem_ros.memory.types import MemoryUnit, ObservationInput, StateChange, UnitType
 
 pytestmark = pytest.mark.skipif(bool(missing_reason()), reason=missing_reason() or 'server available')
@@ -233,6 +236,39 @@ def test_reinforcement_propagates_to_the_owner(robots: Callable[..., tuple[Brain
         client.close()
 
 
+def test_a_reward_from_the_fleet_does_not_wait_for_a_background_step(
+        robots: Callable[..., tuple[BrainMem, FleetSync]], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fleet reward took the memory's and the store's locks before its request: a
+    # background step (consolidation, the access writer) that had its turn and waited for
+    # those locks then kept the request waiting out REQUEST_WAIT_S, with the store held.
+    monkeypatch.setattr(gate, 'REQUEST_WAIT_S', 60.0)  # the stall: the whole wait
+    mem1, sync1 = robots('r1')
+    _mem2, sync2 = robots('r2')
+    hazard = mem1.store('The lift in building B is out of order')
+    sync1.share([hazard.id])
+    sync1.sync_once()
+    sync2.reinforce('r1', [hazard.id], reward=1.0, note='avoided the lift')
+    assert sync2.sync_once().reinforcements_sent == 1
+    real = mem1.reinforce
+    turn_taken = threading.Event()
+
+    def step() -> None:
+        with mem1.store_db.background_turn(0.0):
+            turn_taken.set()
+            with mem1._lock:
+                pass
+
+    def reinforce_as_a_step_starts(*args: Any, **kwargs: Any) -> Any:
+        threading.Thread(target=step, daemon=True).start()
+        assert turn_taken.wait(5.0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mem1, 'reinforce', reinforce_as_a_step_starts)
+    t0 = time.monotonic()
+    assert sync1.sync_once().reinforcements_applied == 1
+    assert time.monotonic() - t0 < 30.0  # not a timing: the stall took the whole minute
+
+
 def test_marginalization_propagates(robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:
     mem1, sync1 = robots('r1')
     _mem2, sync2 = robots('r2')
@@ -278,6 +314,40 @@ def test_server_down_then_back(pg: LocalPostgres, robots: Callable[..., tuple[Br
         time.sleep(0.1)
     assert sync1.stats().pending == 0
     assert client_from_config(sync1.config).shared_count(robot_id='r1') == 6
+
+
+def _set_read_only(pg: LocalPostgres, dsn: str, on: bool) -> None:
+    """Make new sessions of the fleet's database read-only (as a standby after a failover
+    is) or writable again, and end the open ones so that the robots reconnect."""
+    name = psycopg.conninfo.conninfo_to_dict(dsn)['dbname']
+    with psycopg.connect(pg.admin_conninfo(), autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE {name} ' + ('SET default_transaction_read_only = on' if on
+                                                   else 'RESET default_transaction_read_only'))
+        conn.execute('SELECT pg_terminate_backend(pid) FROM pg_stat_activity '
+                     'WHERE datname = %s AND pid <> pg_backend_pid()', (name,))
+
+
+def test_a_read_only_server_is_an_error_the_sync_outlives(
+        pg: LocalPostgres, robots: Callable[..., tuple[BrainMem, FleetSync]]) -> None:
+    # psycopg's errors other than "unreachable" and "refused" (here ReadOnlySqlTransaction)
+    # used to leave the sync thread: sharing stopped for good and Stats showed no error.
+    mem1, sync1 = robots('r1', start=True)
+    _set_read_only(pg, sync1.config.dsn, True)
+    try:
+        unit = mem1.store('The loading bay door is jammed')
+        sync1.share([unit.id])
+        deadline = time.monotonic() + 15
+        while 'read-only' not in sync1.stats().last_error and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stats = sync1.stats()
+        assert 'read-only' in stats.last_error and stats.errors >= 1 and stats.pending == 1
+    finally:
+        _set_read_only(pg, sync1.config.dsn, False)
+    deadline = time.monotonic() + 15
+    while sync1.stats().pending and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sync1.stats().pending == 0
+    assert client_from_config(sync1.config).shared_count(robot_id='r1') == 1
 
 
 def test_fleet_cache_answers_while_the_server_is_down(

@@ -20,7 +20,7 @@ import numpy.typing as npt
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from brainmem_ros.fleet.errors import FleetDeniedError, FleetSchemaError, FleetUnavailableError
+from brainmem_ros.fleet.errors import FleetDeniedError, FleetError, FleetSchemaError, FleetUnavailableError
 from brainmem_ros.fleet.schema import SCHEMA_VERSION, schema_version
 from brainmem_ros.fleet.values import FleetHit, FleetRow, RecallFilter, Reinforcement
 
@@ -99,6 +99,12 @@ class FleetClient:
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             msg = f'fleet server unreachable: {str(exc).strip() or type(exc).__name__}'
             raise FleetUnavailableError(msg) from None
+        except psycopg.Error as exc:
+            # Any other refusal of the server (a standby that is read-only after a
+            # failover, a database without our functions, a constraint): the sync thread
+            # handles fleet errors, and an untranslated one used to end it for good.
+            msg = f'fleet server error: {type(exc).__name__}: {str(exc).strip()}'
+            raise FleetError(msg) from None
 
     # -- checks ----------------------------------------------------------------------
 

@@ -165,6 +165,12 @@ class FleetSync(FleetRecaller):
                 pause = min(self.config.retry_max_s, max(pause * 2, self.config.sync_period_s))
             except StoreError as exc:
                 self._failed(exc)
+            except Exception as exc:  # noqa: BLE001 - the thread must outlive one bad step
+                # A bug or a bad row (a cache row that does not decode): ending the thread
+                # stopped sharing and rewards until a restart, with Stats showing no error.
+                _log.exception('fleet: sync step failed')
+                self._failed(FleetError(f'sync step failed: {type(exc).__name__}: {exc}'))
+                pause = min(self.config.retry_max_s, max(pause * 2, self.config.sync_period_s))
             self._wake.wait(pause)
             self._wake.clear()
 
@@ -306,8 +312,10 @@ class FleetSync(FleetRecaller):
                                                          limit=self.config.batch_size):
             for item in items:
                 # The reward and the cursor past it commit together: applied once, even
-                # across a crash. The memory's lock first, as BrainMem itself takes them.
-                with mem._lock, mem.store_db.atomic():
+                # across a crash. The request first, then the memory's lock, as BrainMem
+                # itself takes them: taken inside the locks, the request waited (0.5 s) for
+                # a background step that was itself waiting for those locks.
+                with mem.store_db.request(), mem._lock, mem.store_db.atomic():
                     try:
                         mem.reinforce([item.unit_id], reward=item.reward,
                                       note=f'fleet: {item.by_robot} {item.note}'.strip())
