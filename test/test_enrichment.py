@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rosutil import wait_for
+
 from brainmem_ros.encoders.base import Insight, Relation
-from brainmem_ros.errors import ExtractionError
+from brainmem_ros.errors import ExtractionError, StoreError
 from brainmem_ros.memory import BrainMem, EdgeKind, Entity, MemoryConfig
 from brainmem_ros.memory.types import Enrichment, Extraction, StateChange
 
@@ -109,3 +111,26 @@ def test_deterministic_reflection_after_threshold(mem_factory: Any) -> None:
     assert len(reflections) == 1 and 'fridge' in reflections[0].text
     evidence = mem.store_db.edges_of([reflections[0].id], fanout=100)[reflections[0].id]
     assert len([e for e in evidence if e.kind is EdgeKind.EVIDENCE]) >= 3
+
+
+def test_a_store_error_on_one_unit_does_not_end_the_worker(mem_factory: Any, monkeypatch: Any) -> None:
+    mem: BrainMem = mem_factory(llm_extractor=FakeLlm())
+    assert mem.enrichment is not None
+    real = mem.store_db.update_content
+    calls = [0]
+
+    def full_once(unit: Any) -> None:
+        calls[0] += 1
+        if calls[0] == 1:
+            raise StoreError('cannot write to memory store: database or disk is full')
+        real(unit)
+
+    monkeypatch.setattr(mem.store_db, 'update_content', full_once)
+    first = mem.store('The cat knocked the vase off the shelf.')
+    assert wait_for(lambda: mem.enrichment is not None and mem.enrichment.failed == 1, timeout=20.0)
+    second = mem.store('I wiped the kitchen table.')
+    assert mem.enrichment.wait_idle(20.0)
+    assert mem.enrichment._thread.is_alive()
+    got = {u.id: u.enrichment for u in mem.get([first.id, second.id])}
+    # The failed one stays pending (enriched at the next start); the next one is done.
+    assert got == {first.id: Enrichment.PENDING, second.id: Enrichment.DONE}

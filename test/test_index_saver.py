@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rosutil import wait_for
 
 from brainmem_ros.memory import BrainMem, MemoryConfig, index_saver
 from brainmem_ros.memory.index import FlatIndex, load_index, snapshot_index
@@ -82,3 +83,30 @@ def test_close_writes_the_index_file_only_when_the_index_changed(mem_factory: An
     assert writer._saver.saves == 1 and file.stat().st_ino != written[0]
     last: BrainMem = mem_factory(path)
     assert last.index_status == 'loaded' and len(last.index) == 2
+
+
+def test_a_failed_copy_does_not_end_later_background_saves(tmp_path: Path) -> None:
+    # write() handles a disk that refuses the file; any other error of a save (no memory
+    # for the copy) used to end the saver's thread, and no save ran again until close.
+    index = FlatIndex(8)
+    index.add(np.array([1], dtype=np.int64), np.eye(8, dtype=np.float32)[:1])
+    snaps = iter([None, snapshot_index(index, generation=1, max_id=1)])
+    failed = threading.Event()
+
+    def snapshot() -> Any:
+        snap = next(snaps)
+        if snap is None:
+            failed.set()
+            raise MemoryError('no memory for the copy')
+        return snap
+
+    saver = IndexSaver(tmp_path / 'vectors.faiss', snapshot, idle=lambda: 60.0)
+    try:
+        saver.request()
+        assert failed.wait(30)
+        saver.request()
+        assert wait_for(lambda: saver.saves == 1, timeout=30.0)
+        loaded, why = load_index(tmp_path / 'vectors.faiss', dim=8, generation=1)
+        assert why == 'loaded' and loaded is not None and len(loaded.index) == 1
+    finally:
+        saver.close()

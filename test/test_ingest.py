@@ -166,3 +166,17 @@ def test_insights_do_not_wait_for_the_next_observation(mem_factory: Any) -> None
     finally:
         worker.close()
     assert warnings == []
+
+
+def test_an_item_put_after_close_is_counted_as_dropped(mem_factory: Any) -> None:
+    # A topic callback may pass the node's checks just before the ingest closes: its item
+    # went behind the end marker, never stored and never counted.
+    mem: BrainMem = mem_factory()
+    warnings: list[str] = []
+    worker = IngestWorker(mem, maxsize=100, batch_size=4, warn=warnings.append)
+    worker.put(_observations(1)[0])
+    worker.close()
+    worker.put(_observations(2)[1])
+    assert worker.counters.stored == 1 and worker.counters.dropped == 1
+    assert warnings == ['ingest closed (the node is shutting down): observation dropped']
+    worker.close()  # a second close returns at once

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from dbfile import evidence_types, file_rows
 
-from brainmem_ros.errors import InvalidInputError, UnknownIdError
+from brainmem_ros.errors import InvalidInputError, StoreError, UnknownIdError
 from brainmem_ros.memory import BrainMem, EdgeKind, MemoryConfig, Pose, UnitType
 from brainmem_ros.memory.facts import fact_factors
 
@@ -232,3 +232,15 @@ def test_encoder_failure_during_retrieve_is_the_error_reported(mem_factory: Any,
     # Nothing was left half done: the next query answers.
     assert [h.unit.text for h in mem.retrieve('where is the red cup?', top_k=1)] == [
         'The red cup is on the kitchen table']
+
+
+def test_every_call_on_a_closed_memory_is_a_store_error(mem_factory: Any) -> None:
+    # Retrieve's recall threads are shut down with the memory: submitting to them raised
+    # the executor's RuntimeError, which callers that handle BrainMemError let through.
+    mem: BrainMem = mem_factory()
+    unit = mem.store('The spare batteries are in the hallway cupboard.')
+    mem.close()
+    for call in (lambda: mem.retrieve('spare batteries'), lambda: mem.store('The door is open.'),
+                 lambda: mem.reinforce([unit.id], reward=1.0), lambda: mem.get([unit.id])):
+        with pytest.raises(StoreError):
+            call()

@@ -113,7 +113,15 @@ class EnrichmentWorker:
             try:
                 if uid == _STOP or self._stopping.is_set():
                     return
-                self._enrich(uid)
+                try:
+                    self._enrich(uid)
+                except Exception:  # noqa: BLE001 - one unit's failure must not end the worker
+                    # A store error (a full disk, a busy database) or a bug on one unit:
+                    # the unit stays pending on disk (retried at the next start) and the
+                    # worker goes on. Left to end the thread, it stopped every later
+                    # enrichment until a restart, with only a traceback on stderr.
+                    self.failed += 1
+                    _log.exception('enrichment of memory %d failed; it stays pending', uid)
             finally:
                 self._queue.task_done()
 

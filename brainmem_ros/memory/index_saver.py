@@ -108,7 +108,12 @@ class IndexSaver:
                 return  # closing: close() saves
             # The copy first (under the memory's lock), then the file (under the saver's):
             # never one lock while waiting for the other.
-            self.write(self._snapshot())
+            try:
+                self.write(self._snapshot())
+            except Exception:  # noqa: BLE001 - a failed save must not end later ones
+                # write() handles a disk that refuses the file; anything else (no memory
+                # for the copy) ended the thread, and no save ran until close.
+                _log.exception('vector index not saved; the next change tries again')
 
     def _wait_idle(self) -> bool:
         """Wait until the store has been idle for ``idle_s``, or for ``max_wait_s`` in all;

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from brainmem_ros.encoders.base import Embedder, embed_query
+from brainmem_ros.errors import StoreError
 from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import RetrievalConfig
 from brainmem_ros.memory.diversity import diversify
@@ -262,7 +263,13 @@ class Retriever:
         weights = [w for _, w in q.parts]
         # The words' and entities' candidates need no vectors: found on a thread of the
         # retriever while the encoder embeds the query (both release the interpreter).
-        text = self._text_pool.submit(text_candidates, self.store, self.config, q)
+        try:
+            text = self._text_pool.submit(text_candidates, self.store, self.config, q)
+        except RuntimeError:
+            # Only a shut-down pool refuses work: the memory was closed (under way when
+            # this Retrieve began, or before it).
+            msg = 'memory store is closed'
+            raise StoreError(msg) from None
         try:
             qvecs = embed_query(self.embedder, texts)
         except BaseException:

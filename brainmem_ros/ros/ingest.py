@@ -89,6 +89,10 @@ class IngestWorker:
         # One batch waits between two stages at most: the writer never lags far behind.
         self._encoded: queue.Queue[tuple[list[ObservationInput], list[Tag]] | None] = queue.Queue(maxsize=1)
         self._prepared: queue.Queue[tuple[PreparedBatch, list[Tag]] | None] = queue.Queue(maxsize=1)
+        # A callback that passed the node's checks can still put an item while close()
+        # runs: behind the end marker it was never stored nor counted. Both take this lock.
+        self._close_lock = threading.Lock()
+        self._closed = False
         self._threads = (
             threading.Thread(target=self._encode_loop, name='brainmem-ingest-encode', daemon=True),
             threading.Thread(target=self._prepare_loop, name='brainmem-ingest-prepare', daemon=True),
@@ -99,19 +103,29 @@ class IngestWorker:
 
     def put(self, item: ObservationInput, *, share: bool = False) -> None:
         """Queue an observation (``share``: hand its unit to ``share`` once stored); never blocks."""
-        try:
-            self._queue.put_nowait((item, share))
-        except queue.Full:
+        with self._close_lock:
+            if self._closed:
+                reason = 'ingest closed (the node is shutting down)'
+            else:
+                try:
+                    self._queue.put_nowait((item, share))
+                    return
+                except queue.Full:
+                    reason = f'ingest queue full ({self._queue.maxsize})'
             self.counters.dropped += 1
-            self._warn(f'ingest queue full ({self._queue.maxsize}): observation dropped')
+        self._warn(f'{reason}: observation dropped')
 
     def depth(self) -> int:
         """Observations waiting."""
         return self._queue.qsize()
 
     def close(self, timeout: float = 60.0) -> None:
-        """Store everything already queued, then stop."""
-        self._queue.put(None)
+        """Store everything already queued, then stop; later items are dropped (and counted)."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._queue.put(None)  # may wait for room: the threads drain the queue meanwhile
         for thread in self._threads:
             thread.join(timeout)
 
