@@ -27,6 +27,11 @@ class StoreError(BrainMemError):
     """The SQLite store could not be opened, read or written."""
 
 
+class BusyError(BrainMemError):
+    """The work asked for is already under way (a consolidation cycle): asked again, it
+    would run twice over the same units."""
+
+
 class SchemaVersionError(StoreError):
     """The database was written by a newer (or unknown) schema version."""
 

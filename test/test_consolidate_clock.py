@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from brainmem_ros.errors import BusyError
 from brainmem_ros.memory import BrainMem, dynamics
 
 T0 = 1_780_000_000.0
@@ -102,3 +103,32 @@ def test_decay_runs_in_chunks_and_resumes_after_a_crash(mem_factory: Any, monkey
     # every unit decayed exactly once since its stamp, the interrupted chunk included
     assert strengths == pytest.approx([2.718281828 ** (-rate * (4 * DAY - 10 * i) / DAY)
                                        for i in range(len(TEXTS))])
+
+
+def test_a_second_cycle_while_one_runs_is_refused(mem_factory: Any, monkeypatch: Any) -> None:
+    # Two cycles at once decayed every unit twice: the second took up the first's saved,
+    # unfinished cycle (a client retrying a Consolidate that timed out, or the timer).
+    mem: BrainMem = mem_factory()
+    first = mem.store('The robot cleaned the kitchen floor', stamp=T0)
+    mem.consolidate(now=T0)
+    inside, go_on = threading.Event(), threading.Event()
+    real = dynamics.decay_chunk
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        inside.set()
+        assert go_on.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dynamics, 'decay_chunk', held)
+    running = threading.Thread(target=mem.consolidate, kwargs={'now': T0 + 10 * DAY})
+    running.start()
+    try:
+        assert inside.wait(30)
+        with pytest.raises(BusyError, match='already running'):
+            mem.consolidate(now=T0 + 10 * DAY)
+    finally:
+        go_on.set()
+        running.join(30)
+    rate = mem.config.dynamics.decay_per_day
+    assert mem.get([first.id])[0].strength == pytest.approx(2.718281828 ** (-rate * 10))  # once
+    mem.consolidate(now=T0 + 11 * DAY)  # and the next cycle runs

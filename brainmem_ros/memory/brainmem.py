@@ -88,6 +88,9 @@ class BrainMem(Upkeep):
         self.clock = clock
         self._on_event = on_event
         self._lock = threading.RLock()
+        # One consolidation cycle at a time: two at once decayed every unit twice (the
+        # second took up the first's saved, unfinished cycle).
+        self._cycle_lock = threading.Lock()
         self._closed = False
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._index_path = self.path / INDEX_NAME

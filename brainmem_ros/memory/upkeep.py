@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from brainmem_ros.errors import BrainMemError, StoreError, UnknownIdError
+from brainmem_ros.errors import BrainMemError, BusyError, StoreError, UnknownIdError
 from brainmem_ros.memory import dynamics, reflection
 from brainmem_ros.memory.config import MemoryConfig
 from brainmem_ros.memory.index import HotIndex, IndexSnapshot, load_index, needs_rebuild, snapshot_index
@@ -62,6 +62,7 @@ class Upkeep:
     enrichment: EnrichmentWorker | None
     clock: Callable[[], float]
     _lock: threading.RLock
+    _cycle_lock: threading.Lock
     _index_path: Path
     _on_event: Callable[[MemoryEvent], None] | None
     _unsaved: int
@@ -134,7 +135,15 @@ class Upkeep:
         is finished first, from where it was.
         """
         t = to_seconds(now, 'now')
-        when = self.clock() if t is None else t
+        if not self._cycle_lock.acquire(blocking=False):
+            msg = 'a consolidation cycle is already running; this one was not started'
+            raise BusyError(msg)
+        try:
+            return self._consolidate(self.clock() if t is None else t)
+        finally:
+            self._cycle_lock.release()
+
+    def _consolidate(self, when: float) -> dynamics.ConsolidationReport:
         decayed, pruned = 0, 0
         weak: list[int] = []
         replayed: list[int] = []

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from brainmem_ros.errors import BrainMemError, InvalidInputError, UnknownIdError
+from brainmem_ros.errors import BrainMemError, BusyError, InvalidInputError, UnknownIdError
 from brainmem_ros.memory.brainmem import BrainMem
 from brainmem_ros.ros import convert
 from brainmem_ros.ros.node_base import MemoryNodeBase
@@ -136,6 +136,10 @@ class ServiceCallbacks(MemoryNodeBase):
             return
         try:
             self._memory().consolidate()
+        except BusyError:
+            # A cycle asked for through the service (or a long one) still runs: this
+            # period's is not needed on top of it.
+            self.get_logger().info('periodic consolidation skipped: a cycle is still running')
         except BrainMemError as exc:
             self.get_logger().warning(f'consolidation failed: {exc}')
 
