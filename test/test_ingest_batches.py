@@ -15,8 +15,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from brainmem_ros.errors import BrainMemError
 from brainmem_ros.memory import BrainMem
-from brainmem_ros.memory.types import MemoryUnit, ObservationInput, PreparedBatch, UnitType
+from brainmem_ros.memory.types import MemoryUnit, ObservationInput, PreparedBatch, StoreResult, UnitType
 from brainmem_ros.ros.ingest import IngestWorker
 
 # Several styles, a repeated line (folded into the first as a near-duplicate), texts
@@ -132,3 +133,19 @@ def test_a_burst_on_the_topic_stores_what_single_stores_store(tmp_path: Path, mo
             _same_units(_observations(node.mem), _observations(single))
     finally:
         single.close()
+
+
+def test_each_item_of_a_batch_is_checked_before_any_is_parsed(mem_factory: Any) -> None:
+    # A text over the limit or not UTF-8 reached the parser's batch call and failed every
+    # item of the batch with it; a plain string raised out of store_many.
+    mem: BrainMem = mem_factory()
+    good = [ObservationInput(f'Box number {i} is on the shelf in the garage.') for i in range(3)]
+    items: list[Any] = [good[0], ObservationInput('x' * 1_100_000), ObservationInput('bad \ud800 text'),
+                        good[1], 'The door is open.', good[2]]
+    results = mem.store_many(iter(items))  # any iterable, not only a sequence
+    stored = [r for r in results if isinstance(r, StoreResult)]
+    assert [r.unit.text for r in stored] == [g.text for g in good]
+    messages = [str(r) for r in results if isinstance(r, BrainMemError)]
+    assert len(messages) == 3
+    assert 'bytes, more than' in messages[0] and 'UTF-8' in messages[1]
+    assert 'not an ObservationInput' in messages[2]

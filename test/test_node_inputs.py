@@ -96,3 +96,21 @@ def test_default_top_k_is_checked_against_max_top_k(tmp_path: Path, model_paths:
     with pytest.raises(AssertionError), \
             running_node(tmp_path / 'mem2', extra={'memory.retrieval.default_top_k': 150}):
         pass
+
+
+def test_an_oversized_observation_on_the_topic_is_refused_alone(tmp_path: Path, model_paths: object) -> None:
+    # One text over the limit travelled with its batch to the parser, which refused the
+    # whole batch: the valid observations published around it were lost.
+    with running_node(tmp_path / 'mem') as (node, client):
+        pub = client.create_publisher(Observation, 'observations', 100)
+        assert wait_for(pub.get_subscription_count)
+        texts = [f'Box number {i} is on the shelf in the garage.' for i in range(20)]
+        for text in texts[:10]:
+            pub.publish(Observation(text=text))
+        pub.publish(Observation(text='x' * 1_100_000))
+        pub.publish(Observation(text='   '))
+        for text in texts[10:]:
+            pub.publish(Observation(text=text))
+        assert wait_for(lambda: node._ingest.counters.stored == len(texts), timeout=120)
+        assert node._ingest.counters.refused == 2
+        assert call(client, Stats, 'stats', Stats.Request()).units == len(texts)

@@ -6,7 +6,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -30,7 +30,7 @@ from brainmem_ros.memory.requests import (
     FORGET_MODES,
     ForgetMode,
     TimeLike,
-    check_observation,
+    check_batch,
     check_recall,
     check_text,
     to_seconds,
@@ -204,7 +204,7 @@ class BrainMem(Upkeep):
             raise result
         return result
 
-    def store_many(self, items: Sequence[ObservationInput]) -> list[StoreResult | BrainMemError]:
+    def store_many(self, items: Iterable[ObservationInput]) -> list[StoreResult | BrainMemError]:
         """Store a batch in one transaction; each item gets its result or its own error.
 
         The batch commits (and fsyncs) once, which is what lets a perception stream be
@@ -214,21 +214,22 @@ class BrainMem(Upkeep):
         """
         return self.commit(self.prepare(items))
 
-    def prepare(self, items: Sequence[ObservationInput]) -> PreparedBatch:
+    def prepare(self, items: Iterable[ObservationInput]) -> PreparedBatch:
         """Validate, extract and embed a batch: the CPU-heavy half of a Store.
 
         Touches neither the database nor the index and takes no lock, so a caller
         can prepare the next batch while :meth:`commit` writes this one (the topic
         ingest does: the encoder and the writer then use both cores).
         """
-        results: list[StoreResult | BrainMemError | None] = [None] * len(items)
+        errors, checked = check_batch(list(items), max_bytes=self.config.store.max_text_bytes)
+        results: list[StoreResult | BrainMemError | None] = list(errors)
         drafts: list[tuple[int, MemoryUnit]] = []
-        if isinstance(self.extractor, BatchExtractor) and len(items) > 1:
-            # The texts as check_observation leaves them (stripped): what _draft extracts.
-            self.extractor.prime([i.text.strip() for i in items if isinstance(i.text, str)])
-        for i, item in enumerate(items):
+        if isinstance(self.extractor, BatchExtractor) and len(checked) > 1:
+            self.extractor.prime([obs.text for _, _, obs in checked])
+        for i, item, obs in checked:
             try:
-                drafts.append((i, self._draft(item)))
+                drafts.append((i, draft_unit(obs, item.pose, self.extractor, clock=self.clock,
+                                             enrich=self.enrichment is not None)))
             except BrainMemError as exc:
                 results[i] = exc
         try:
@@ -293,12 +294,6 @@ class BrainMem(Upkeep):
         elif self.reasoner is None and created and reflect:
             self.reflect()
         return [r if r is not None else StoreError('not stored') for r in results]
-
-    def _draft(self, item: ObservationInput) -> MemoryUnit:
-        """A validated, extracted (not yet stored) unit for one observation."""
-        obs = check_observation(item, max_bytes=self.config.store.max_text_bytes)
-        return draft_unit(obs, item.pose, self.extractor, clock=self.clock,
-                          enrich=self.enrichment is not None)
 
     def _nearest(self, vector: np.ndarray) -> Neighbours | None:
         """The one vector search of a Store, shared by the near-duplicate check and linking."""

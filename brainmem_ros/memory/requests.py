@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal, NamedTuple
 
-from brainmem_ros.errors import InvalidInputError
+from brainmem_ros.errors import BrainMemError, InvalidInputError
 from brainmem_ros.memory.types import Entity, ObservationInput, Pose, UnitType
 
 TimeLike = float | int | datetime
@@ -162,3 +162,27 @@ def check_observation(item: ObservationInput, *, max_bytes: int) -> CheckedObser
                           for a in item.actions)
     return CheckedObservation(text, episode, src, utype, None if when is None or when <= 0 else when,
                               importance, valence, given, given_actions)
+
+
+Checked = tuple[int, ObservationInput, CheckedObservation]  # position in the batch, item, checked
+
+
+def check_batch(items: Sequence[object], *, max_bytes: int
+                ) -> tuple[list[BrainMemError | None], list[Checked]]:
+    """Each item of a batch checked on its own: the error of each refused one (by
+    position) and the checked others, with their positions.
+
+    A batch is checked whole before any text is parsed: one text over the limit (or not
+    UTF-8) reached the parser's batch call and failed every item with it.
+    """
+    errors: list[BrainMemError | None] = [None] * len(items)
+    checked: list[Checked] = []
+    for i, item in enumerate(items):
+        try:
+            if not isinstance(item, ObservationInput):
+                msg = f'item {i} is a {type(item).__name__}, not an ObservationInput'
+                raise InvalidInputError(msg)
+            checked.append((i, item, check_observation(item, max_bytes=max_bytes)))
+        except BrainMemError as exc:
+            errors[i] = exc
+    return errors, checked

@@ -24,6 +24,7 @@ from rclpy.subscription import Subscription
 from std_msgs.msg import String
 
 from brainmem_ros.errors import BrainMemError
+from brainmem_ros.memory.requests import check_text
 from brainmem_ros.memory.types import ObservationInput
 from brainmem_ros.msg import Observation
 from brainmem_ros.ros import convert
@@ -89,6 +90,7 @@ class InputCallbacks(MemoryNodeBase):
         if not self._accepting():
             return
         try:
+            text = self._checked_text(msg.text)
             kwargs = convert.observation_kwargs(msg, episode_id=self.episode_id,
                                                 latest_pose=self._latest_pose, now=self.now(),
                                                 stamps=self._stamps)
@@ -96,7 +98,13 @@ class InputCallbacks(MemoryNodeBase):
             self._refused(exc)
             return
         if self._ingest is not None:
-            self._ingest.put(ObservationInput(text=msg.text, **kwargs), share=share)
+            self._ingest.put(ObservationInput(text=text, **kwargs), share=share)
+
+    def _checked_text(self, text: str) -> str:
+        # At the entry, as the services do: a text over the limit used to travel with its
+        # batch to the parser, which refused the whole batch with it.
+        limit = self._ingest.mem.config.store.max_text_bytes if self._ingest is not None else 0
+        return check_text(text, 'text', max_bytes=limit, required=True)
 
     def shared_observation_callback(self, msg: Observation) -> None:
         """Queue an Observation from the shared topic: stored, then shared with the fleet."""
@@ -119,12 +127,13 @@ class InputCallbacks(MemoryNodeBase):
         if not self._accepting():
             return
         try:
+            text = self._checked_text(msg.data)
             now = self.now()
         except BrainMemError as exc:
             self._refused(exc)
             return
         if self._ingest is not None:
-            self._ingest.put(ObservationInput(text=msg.data, stamp=now, source=topic,
+            self._ingest.put(ObservationInput(text=text, stamp=now, source=topic,
                                               episode_id=self.episode_id, pose=self._latest_pose))
 
     def message_lost_callback(self, event: Any) -> None:
