@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from brainmem_ros.errors import BusyError
+from brainmem_ros.errors import BusyError, StoreError
 from brainmem_ros.memory import BrainMem, dynamics
 
 T0 = 1_780_000_000.0
@@ -132,3 +132,49 @@ def test_a_second_cycle_while_one_runs_is_refused(mem_factory: Any, monkeypatch:
     rate = mem.config.dynamics.decay_per_day
     assert mem.get([first.id])[0].strength == pytest.approx(2.718281828 ** (-rate * 10))  # once
     mem.consolidate(now=T0 + 11 * DAY)  # and the next cycle runs
+
+
+def test_close_stops_a_running_cycle_between_steps_and_the_next_open_finishes_it(
+        mem_factory: Any, tmp_path: Any, monkeypatch: Any) -> None:
+    # The node's shutdown closed the store between two steps of a cycle under way: the
+    # next step failed on a closed database ("internal error" to the caller).
+    path = tmp_path / 'mem'
+    mem: BrainMem = mem_factory(path)
+    fill(mem, T0)
+    mem.consolidate(now=T0 + 100)
+    monkeypatch.setattr(dynamics, 'DECAY_CHUNK', 3)  # several steps
+    inside, go_on = threading.Event(), threading.Event()
+    real = dynamics.decay_chunk
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        inside.set()
+        assert go_on.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dynamics, 'decay_chunk', held)
+    errors: list[BaseException] = []
+
+    def cycle() -> None:
+        try:
+            mem.consolidate(now=T0 + 10 * DAY)
+        except BaseException as exc:  # noqa: BLE001 - the test looks at it
+            errors.append(exc)
+
+    running = threading.Thread(target=cycle)
+    running.start()
+    assert inside.wait(30)
+    closing = threading.Thread(target=mem.close)
+    closing.start()
+    closing.join(0.5)
+    assert closing.is_alive()  # close waits for the step under way
+    go_on.set()
+    running.join(30)
+    closing.join(30)
+    assert not closing.is_alive()
+    assert len(errors) == 1 and isinstance(errors[0], StoreError) and 'resumes' in str(errors[0])
+    monkeypatch.setattr(dynamics, 'decay_chunk', real)
+    reopened: BrainMem = mem_factory(path)
+    reopened.consolidate(now=T0 + 10 * DAY)  # finishes the cycle where it stopped
+    rate = reopened.config.dynamics.decay_per_day
+    for unit in reopened.get(list(range(1, len(TEXTS) + 1))):
+        assert unit.strength == pytest.approx(2.718281828 ** (-rate * (10 * DAY - 100 - 0) / DAY), rel=1e-3)

@@ -157,6 +157,10 @@ class BrainMem(Upkeep):
         if self._closed:
             return
         self._closed = True
+        # A cycle under way stops at its next step (it resumes at the next open); wait
+        # for that step, never close the store under it. Kept: no cycle starts after.
+        if not self._cycle_lock.acquire(timeout=60.0):
+            _log.warning('consolidation step still running at close; closing anyway')
         if self.enrichment is not None:
             self.enrichment.stop()
         self.retriever.close()

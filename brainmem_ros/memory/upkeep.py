@@ -63,6 +63,7 @@ class Upkeep:
     clock: Callable[[], float]
     _lock: threading.RLock
     _cycle_lock: threading.Lock
+    _closed: bool
     _index_path: Path
     _on_event: Callable[[MemoryEvent], None] | None
     _unsaved: int
@@ -135,6 +136,7 @@ class Upkeep:
         is finished first, from where it was.
         """
         t = to_seconds(now, 'now')
+        self._check_open()
         if not self._cycle_lock.acquire(blocking=False):
             msg = 'a consolidation cycle is already running; this one was not started'
             raise BusyError(msg)
@@ -142,6 +144,12 @@ class Upkeep:
             return self._consolidate(self.clock() if t is None else t)
         finally:
             self._cycle_lock.release()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            # Between two steps: the cycle is saved and resumes where it was at the next open.
+            msg = 'memory store is closing: the consolidation cycle stops here and resumes at the next open'
+            raise StoreError(msg)
 
     def _consolidate(self, when: float) -> dynamics.ConsolidationReport:
         decayed, pruned = 0, 0
@@ -153,6 +161,7 @@ class Upkeep:
             with self._lock:
                 cycle = dynamics.begin_cycle(self.store_db, now=when)
             while True:
+                self._check_open()
                 # Between requests, not into them (store.gate).
                 with self.store_db.background_turn(_DEFER_S), self._lock:
                     started = time.perf_counter()
@@ -167,6 +176,7 @@ class Upkeep:
             pruned = 0  # the last cycle's, as before
             steps = dynamics.edge_steps(self.store_db, cycle, config=self.config.dynamics)
             while True:
+                self._check_open()
                 with self.store_db.background_turn(_DEFER_S), self._lock:
                     started = time.perf_counter()
                     try:

@@ -129,6 +129,22 @@ class IngestWorker:
         for thread in self._threads:
             thread.join(timeout)
 
+    def discard(self) -> int:
+        """Drop what is still queued (counted as dropped) and stop after the batches under
+        way: a close that was asked to hurry. Returns how many observations were dropped."""
+        with self._close_lock:
+            self._closed = True
+            dropped = 0
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                dropped += isinstance(item, tuple)
+            self.counters.dropped += dropped
+        self._queue.put(None)  # the end marker (again, if the queue held it): there is room now
+        return dropped
+
     def _next_batch(self) -> tuple[list[tuple[ObservationInput, bool]], bool]:
         """Block for one observation (or a wake), then take what else is queued; True = stop after it."""
         first = self._queue.get()

@@ -55,6 +55,7 @@ from brainmem_ros.ros.node_base import EPISODE_MAX_BYTES
 from brainmem_ros.ros.outputs import OutputCallbacks
 from brainmem_ros.ros.query_server import QueryServer
 from brainmem_ros.ros.services import ServiceCallbacks
+from brainmem_ros.ros.shutdown import hurried_by_signals
 from brainmem_ros.ros.spin import spin
 from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, StateOf, Stats, Store
 from brainmem_ros.tuning import tune_interpreter
@@ -270,6 +271,14 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
         """Stop serving and close the store, whatever the lifecycle state (process exit)."""
         self._teardown()
 
+    def hurry(self) -> None:
+        """Asked again to stop while releasing: drop the observations not stored yet."""
+        ingest = self._ingest
+        if ingest is not None:
+            dropped = ingest.discard()
+            self.get_logger().warning(f'asked again to stop: {dropped} queued observation(s) dropped; '
+                                      'closing the store')
+
     def _teardown(self) -> None:
         self._active = False
         if self._queries is not None:
@@ -338,11 +347,18 @@ def main(args: list[str] | None = None) -> int:
             spin(executor)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass  # a requested shutdown: fall through to the clean close below
+    except Exception:
+        # A SIGTERM while starting invalidates the context under the transition (rcl
+        # errors "context is invalid"): a requested shutdown, not a failure to report.
+        if rclpy.ok():
+            raise
+        code = 0
     finally:
-        node.release()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+        with hurried_by_signals(node.hurry):
+            node.release()
+            executor.shutdown()
+            node.destroy_node()
+            rclpy.try_shutdown()
     return code
 
 
