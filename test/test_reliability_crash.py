@@ -77,7 +77,7 @@ def run_trial(data_dir: Path, log: Path, campaign: Campaign, *, trial: int, stor
         started = time.monotonic()
         client.wait_for_service(Store, 'store', alive=alive)
         client.wait_for_service(Stats, 'stats', alive=alive)
-        stats = client.call(Stats, 'stats', Stats.Request(), alive=alive)
+        stats = client.handshake(Stats, 'stats', Stats.Request(), alive=alive)
         up = time.monotonic() - started
         assert stats.success, stats.message
         details = json.loads(stats.details_json)

@@ -275,3 +275,41 @@ def test_missing_wal_and_shm_of_a_clean_store_are_fine(tmp_path: Path, embedder:
         assert {u.id: u.text for u in mem.get(list(acked))} == acked
     assert not os.path.exists(data / 'memory.db-journal')
     assert sqlite3.sqlite_version_info >= (3, 22, 0)
+
+
+_HOLD_OPEN = '''
+import sys, time
+from brainmem_ros.memory import BrainMem
+mem = BrainMem.open(sys.argv[1])
+mem.store('The giraffe figurine is on the top shelf.')
+print('open', flush=True)
+time.sleep(600)
+'''
+
+
+def test_one_process_at_a_time_per_data_directory(tmp_path: Path, embedder: Any) -> None:
+    # Two processes on one directory each kept their own index: each missed the other's
+    # memories, and the index file the last one wrote lacked the other's units for good.
+    path = tmp_path / 'mem'
+    first = BrainMem.open(path, embedder=embedder)
+    try:
+        with pytest.raises(StoreError, match=f'already open \\(process {os.getpid()}\\)'):
+            BrainMem.open(path, embedder=embedder)
+    finally:
+        first.close()
+    BrainMem.open(path, embedder=embedder).close()  # free again once closed
+    other = subprocess.Popen([sys.executable, '-c', _HOLD_OPEN, str(path)], env=node_env(),
+                             stdout=subprocess.PIPE, cwd=REPO)
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == b'open'
+        with pytest.raises(StoreError, match=f'already open \\(process {other.pid}\\)'):
+            BrainMem.open(path, embedder=embedder)
+        other.kill()  # a crash: the kernel drops the lock with the process
+        other.wait(10)
+        with BrainMem.open(path, embedder=embedder) as mem:
+            assert [h.unit.text for h in mem.retrieve('giraffe figurine', top_k=1)] == [
+                'The giraffe figurine is on the top shelf.']
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.wait(10)

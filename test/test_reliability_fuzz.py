@@ -98,6 +98,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, model_paths: object) -> Ite
                           (Forget, 'forget'), (Consolidate, 'consolidate'), (Stats, 'stats'),
                           (SetContext, 'set_context')]:
             client.wait_for_service(srv, name, alive=node.alive)
+        client.handshake(Stats, 'stats', Stats.Request(), alive=node.alive)
         for text in ['The red cup is on the kitchen table', 'The cat sleeps on the blue sofa',
                      'I opened the fridge to get the milk']:
             node.known.append(node.call(Store, 'store', Store.Request(

@@ -53,6 +53,7 @@ def client_loop(k: int, n: int, alive: Callable[[], bool], log: ClientLog, start
         for srv, name in [(Store, 'store'), (Retrieve, 'retrieve'), (Reinforce, 'reinforce'),
                           (Stats, 'stats'), (Forget, 'forget'), (Consolidate, 'consolidate')]:
             client.wait_for_service(srv, name, alive=alive, timeout=TIMEOUT)
+        client.handshake(Stats, 'stats', Stats.Request(), alive=alive, timeout=TIMEOUT)
         start.wait(60)
         began = time.monotonic()
         marginalized: list[int] = []
@@ -92,6 +93,8 @@ def client_loop(k: int, n: int, alive: Callable[[], bool], log: ClientLog, start
                 resp = client.call(Consolidate, 'consolidate', Consolidate.Request(),
                                    alive=alive, timeout=TIMEOUT)
             log.counts[kind] = log.counts.get(kind, 0) + 1
+            if kind == 'consolidate' and not resp.success and 'already running' in resp.message:
+                continue  # another client's cycle runs: one at a time, by design
             if not resp.success or 'locked' in resp.message:
                 log.failures.append(f'{kind}: {resp.message}')
         log.seconds = time.monotonic() - began

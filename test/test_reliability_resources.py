@@ -106,6 +106,7 @@ def test_read_only_data_directory(tmp_path: Path, embedder: Any) -> None:
                 return proc.poll() is None
 
             client.wait_for_service(Store, 'store', alive=alive)
+            client.handshake(Stats, 'stats', Stats.Request(), alive=alive)
             resp = client.call(Store, 'store', store_req('The kettle is on the stove'), alive=alive)
             assert not resp.success
             assert 'not writable' in resp.message and 'internal error' not in resp.message, resp.message

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -18,6 +17,7 @@ from brainmem_ros.errors import BrainMemError, StoreError
 from brainmem_ros.memory import dynamics
 from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import MemoryConfig
+from brainmem_ros.memory.data_dir import DirectoryLock, refuse_truncated_store
 from brainmem_ros.memory.defaults import default_embedder, default_extractor
 from brainmem_ros.memory.enrichment import EnrichmentWorker
 from brainmem_ros.memory.facts import Fact, answer_order
@@ -93,8 +93,17 @@ class BrainMem(Upkeep):
         self._cycle_lock = threading.Lock()
         self._closed = False
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._dir_lock = DirectoryLock.acquire(self.path)
+        try:
+            self._open_parts(config, embedder, llm_extractor, reasoner)
+        except BaseException:
+            self._dir_lock.release()
+            raise
+
+    def _open_parts(self, config: MemoryConfig, embedder: Embedder, llm_extractor: Extractor | None,
+                    reasoner: Reasoner | None) -> None:
         self._index_path = self.path / INDEX_NAME
-        _refuse_truncated_store(self.path / DB_NAME, self._index_path)
+        refuse_truncated_store(self.path / DB_NAME, self._index_path)
         self.store_db = SqliteStore(self.path / DB_NAME, config=config.store)
         self.facts = FactStore(self.store_db)
         if self.facts.rebuild_pending() and not self.store_db.read_only:
@@ -173,6 +182,7 @@ class BrainMem(Upkeep):
             if self.adjacency is not None:
                 self.adjacency.close()
             self.store_db.close()
+        self._dir_lock.release()
 
     def _build_index(self) -> HotIndex:
         return build_index(self.embedder.dim, lambda: self.store_db.iter_vectors(marginalized=False))
@@ -375,20 +385,3 @@ class BrainMem(Upkeep):
         t = to_seconds(as_of, 'as_of')
         keys = self.facts.matching_keys(name)
         return answer_order(self.facts.facts_of(keys, attribute=attr), attribute=attr, as_of=t)
-
-
-def _refuse_truncated_store(db_path: Path, index_path: Path) -> None:
-    # An empty database file would open as a brand-new store and the saved index
-    # be overwritten: if the index says there were memories, that is damage, not a
-    # fresh start, and the operator must decide.
-    sidecar = index_path.with_suffix(index_path.suffix + '.json')
-    if not db_path.exists() or db_path.stat().st_size > 0 or not sidecar.exists():
-        return
-    try:
-        count = int(json.loads(sidecar.read_text()).get('count', 0))
-    except (ValueError, TypeError, AttributeError):
-        return  # an unreadable sidecar says nothing about past memories
-    if count > 0:
-        msg = (f'{db_path} is empty but {index_path.name} holds {count} vectors: the database was '
-               'truncated or replaced; restore it from a backup or move this directory away')
-        raise StoreError(msg)

@@ -85,6 +85,23 @@ class DdsClient:
         msg = f'service {name} not available after {timeout} s'
         raise TimeoutError(msg)
 
+    def handshake(self, srv_type: Any, name: str, request: Any, *, timeout: float = 60.0,
+                  alive: Callable[[], bool] | None = None) -> Any:
+        """Send a request that changes nothing (Stats) until it is answered, a second per try.
+
+        ``wait_for_service`` sees the node's endpoints, but the node may not yet see this
+        client's: Fast DDS then drops the response and the first call goes unanswered (as
+        ``MemoryClient.wait`` handles for the package's own client).
+        """
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                return self.call(srv_type, name, request, timeout=min(1.0, max(0.1, end - time.monotonic())),
+                                 alive=alive)
+            except TimeoutError:
+                if time.monotonic() > end:
+                    raise
+
     def call(self, srv_type: Any, name: str, request: Any, *, timeout: float = 60.0,
              alive: Callable[[], bool] | None = None) -> Any:
         """Call and wait; NodeDiedError when ``alive()`` turns false before the answer."""
