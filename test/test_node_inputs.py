@@ -114,3 +114,19 @@ def test_an_oversized_observation_on_the_topic_is_refused_alone(tmp_path: Path, 
         assert wait_for(lambda: node._ingest.counters.stored == len(texts), timeout=120)
         assert node._ingest.counters.refused == 2
         assert call(client, Stats, 'stats', Stats.Request()).units == len(texts)
+
+
+def test_retrieve_refuses_an_over_long_episode_and_a_time_out_of_range(tmp_path: Path,
+                                                                        model_paths: object) -> None:
+    # Retrieve answered "0 memories" for an episode_id longer than any stored one can be,
+    # and took since.nanosec = 2^32 - 1 as 4.3 s; Store and SetContext refuse both.
+    with running_node(tmp_path / 'mem') as (_, client):
+        assert store(client).success
+        resp = retrieve(client, episode_id='e' * 300)
+        assert not resp.success and 'episode_id' in resp.message and 'bytes' in resp.message
+        for field in ('since', 'until', 'as_of'):
+            req = Retrieve.Request(query='where is the cup?')
+            getattr(req, field).nanosec = 2 ** 32 - 1
+            resp = call(client, Retrieve, 'retrieve', req)
+            assert not resp.success and f'{field}.nanosec' in resp.message, resp.message
+        assert retrieve(client, episode_id='e' * 200).success  # within the limit: fine

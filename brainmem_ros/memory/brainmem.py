@@ -28,6 +28,7 @@ from brainmem_ros.memory.index_saver import IndexSaver
 from brainmem_ros.memory.intake import DEDUP_K, draft_unit, find_repeat
 from brainmem_ros.memory.requests import (
     FORGET_MODES,
+    NAME_BYTES,
     ForgetMode,
     TimeLike,
     check_batch,
@@ -339,8 +340,9 @@ class BrainMem(Upkeep):
         r = check_recall(query, goal, state, top_k=top_k, default_top_k=cfg.default_top_k,
                          max_top_k=cfg.max_top_k, max_bytes=self.config.store.max_text_bytes,
                          since=since, until=until, near=near, radius=radius, types=types, as_of=as_of)
+        episode = check_text(episode_id or '', 'episode_id', max_bytes=NAME_BYTES, required=False)
         q = Query(query=r.query, goal=r.goal, state=r.state, top_k=r.top_k,
-                  episode_id=episode_id or None, types=r.types, since=r.since, until=r.until,
+                  episode_id=episode or None, types=r.types, since=r.since, until=r.until,
                   near=near, radius=radius, include_marginalized=include_marginalized, as_of=r.as_of)
         now = self.clock()
         with self.store_db.request():

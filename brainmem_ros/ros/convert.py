@@ -46,8 +46,11 @@ def to_time(seconds: float | None) -> Time:
     return Time(sec=sec, nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
 
 
-def from_time(t: Time) -> float | None:
-    """POSIX seconds, or None for the zero time ("unset")."""
+def from_time(t: Time, name: str = 'time') -> float | None:
+    """POSIX seconds, or None for the zero time ("unset"); a nanosec field out of range refused."""
+    if not 0 <= t.nanosec < 1_000_000_000:
+        msg = f'{name}.nanosec must be within 0..999999999, got {t.nanosec}'
+        raise InvalidInputError(msg)
     if t.sec == 0 and t.nanosec == 0:
         return None
     return float(t.sec + t.nanosec * 1e-9)

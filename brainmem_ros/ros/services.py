@@ -75,10 +75,10 @@ class ServiceCallbacks(MemoryNodeBase):
             kwargs: dict[str, Any] = dict(
                 goal=request.goal or self.goal, state=request.current_state,
                 top_k=request.top_k, episode_id=request.episode_id or None,
-                types=list(request.types) or None, since=convert.from_time(request.since),
-                until=convert.from_time(request.until), near=near, radius=radius,
+                types=list(request.types) or None, since=convert.from_time(request.since, 'since'),
+                until=convert.from_time(request.until, 'until'), near=near, radius=radius,
                 include_marginalized=request.include_marginalized,
-                as_of=convert.from_time(request.as_of))
+                as_of=convert.from_time(request.as_of, 'as_of'))
             if request.scope in ('', 'local') or self._fleet is None:
                 if request.scope not in ('', 'local', 'fleet'):
                     msg = f"scope must be '', local or fleet, got {request.scope!r}"
@@ -179,7 +179,7 @@ class ServiceCallbacks(MemoryNodeBase):
                           ) -> StateOf.Response:
         """What is (or was, as_of) true of an entity: facts that hold first, then history."""
         def run(mem: BrainMem, resp: StateOf.Response) -> None:
-            as_of = convert.from_time(request.as_of)
+            as_of = convert.from_time(request.as_of, 'as_of')
             facts = mem.state_of(request.entity, attribute=request.attribute or None, as_of=as_of)
             convert.facts_to_response(facts, resp, as_of=as_of)
             held = sum(resp.holds)
