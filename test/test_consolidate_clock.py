@@ -105,12 +105,8 @@ def test_decay_runs_in_chunks_and_resumes_after_a_crash(mem_factory: Any, monkey
                                        for i in range(len(TEXTS))])
 
 
-def test_a_second_cycle_while_one_runs_is_refused(mem_factory: Any, monkeypatch: Any) -> None:
-    # Two cycles at once decayed every unit twice: the second took up the first's saved,
-    # unfinished cycle (a client retrying a Consolidate that timed out, or the timer).
-    mem: BrainMem = mem_factory()
-    first = mem.store('The robot cleaned the kitchen floor', stamp=T0)
-    mem.consolidate(now=T0)
+def hold_decay_steps(monkeypatch: Any) -> tuple[threading.Event, threading.Event]:
+    """Each decay step of a cycle waits for the second event; the first is set on entry."""
     inside, go_on = threading.Event(), threading.Event()
     real = dynamics.decay_chunk
 
@@ -120,6 +116,16 @@ def test_a_second_cycle_while_one_runs_is_refused(mem_factory: Any, monkeypatch:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(dynamics, 'decay_chunk', held)
+    return inside, go_on
+
+
+def test_a_second_cycle_while_one_runs_is_refused(mem_factory: Any, monkeypatch: Any) -> None:
+    # Two cycles at once decayed every unit twice: the second took up the first's saved,
+    # unfinished cycle (a client retrying a Consolidate that timed out, or the timer).
+    mem: BrainMem = mem_factory()
+    first = mem.store('The robot cleaned the kitchen floor', stamp=T0)
+    mem.consolidate(now=T0)
+    inside, go_on = hold_decay_steps(monkeypatch)
     running = threading.Thread(target=mem.consolidate, kwargs={'now': T0 + 10 * DAY})
     running.start()
     try:
@@ -143,15 +149,7 @@ def test_close_stops_a_running_cycle_between_steps_and_the_next_open_finishes_it
     fill(mem, T0)
     mem.consolidate(now=T0 + 100)
     monkeypatch.setattr(dynamics, 'DECAY_CHUNK', 3)  # several steps
-    inside, go_on = threading.Event(), threading.Event()
-    real = dynamics.decay_chunk
-
-    def held(*args: Any, **kwargs: Any) -> Any:
-        inside.set()
-        assert go_on.wait(30)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(dynamics, 'decay_chunk', held)
+    inside, go_on = hold_decay_steps(monkeypatch)
     errors: list[BaseException] = []
 
     def cycle() -> None:
@@ -172,7 +170,7 @@ def test_close_stops_a_running_cycle_between_steps_and_the_next_open_finishes_it
     closing.join(30)
     assert not closing.is_alive()
     assert len(errors) == 1 and isinstance(errors[0], StoreError) and 'resumes' in str(errors[0])
-    monkeypatch.setattr(dynamics, 'decay_chunk', real)
+    monkeypatch.undo()
     reopened: BrainMem = mem_factory(path)
     reopened.consolidate(now=T0 + 10 * DAY)  # finishes the cycle where it stopped
     rate = reopened.config.dynamics.decay_per_day
