@@ -246,10 +246,14 @@ def check_retrieve(node: Served, req: Retrieve.Request, *, must_succeed: bool) -
     pose_ok = not req.use_pose or (all(math.isfinite(v) for v in (p.x, p.y, p.z, o.x, o.y, o.z, o.w,
                                                                    req.radius))
                                    and max(abs(p.x), abs(p.y), abs(p.z)) <= 1e6)
-    # The node checks the pose first, then the texts; when those pass, the first
-    # bad field must be named.
+    bad_time = next((name for name, t in (('since', req.since), ('until', req.until), ('as_of', req.as_of))
+                     if t.nanosec >= 1_000_000_000), None)
+    # The node checks the pose first, then the times, then the texts; when those pass,
+    # the first bad field must be named.
     if not pose_ok:
         assert not resp.success and ('pose' in resp.message or 'radius' in resp.message), resp.message
+    elif bad_time is not None:
+        assert not resp.success and f'{bad_time}.nanosec' in resp.message, resp.message
     elif all(len(t.encode()) <= MAX_TEXT for t in texts) and any(t.strip() for t in texts):
         if not 0 <= req.top_k <= MAX_TOP_K:
             assert not resp.success and 'top_k' in resp.message, resp.message
