@@ -32,6 +32,10 @@ class BusyError(BrainMemError):
     would run twice over the same units."""
 
 
+class StoreInUseError(StoreError):
+    """The data directory is held by another open memory (another process, most often)."""
+
+
 class SchemaVersionError(StoreError):
     """The database was written by a newer (or unknown) schema version."""
 

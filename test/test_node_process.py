@@ -218,3 +218,24 @@ def test_a_sigterm_while_starting_is_a_clean_exit(tmp_path: Path, model_paths: o
         text = log.read_text()
         # -SIGTERM: ended by the signal before rclpy installed its handlers (nothing open yet).
         assert code in (0, -signal.SIGTERM) and 'Traceback' not in text, (delay, code, text)
+
+
+def test_a_second_node_on_the_same_data_dir_is_refused_with_the_reason(tmp_path: Path,
+                                                                       model_paths: object) -> None:
+    # Two nodes on one data_dir each kept their own index and missed each other's memories.
+    # The second is refused, and told why: not "damaged, move memory.db aside".
+    data = tmp_path / 'robot1'
+    planner = Planner()
+    try:
+        first_args = ['--ros-args', '--params-file', str(params_file(tmp_path, data)), '-r', '__ns:=/robot1']
+        with node_process(first_args, log=tmp_path / 'first.log'):
+            planner.client('/robot1').store('The spare key is under the mat')
+            second_args = ['--ros-args', '--params-file', str(params_file(tmp_path, data)),
+                           '-r', '__ns:=/robot2']
+            with node_process(second_args, log=tmp_path / 'second.log') as second:
+                code = second.wait(60)
+            text = (tmp_path / 'second.log').read_text()
+            assert code == 1 and 'already open (process' in text, text
+            assert 'damaged' not in text and 'Traceback' not in text, text
+    finally:
+        planner.close()

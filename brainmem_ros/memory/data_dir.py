@@ -19,7 +19,7 @@ import json
 import os
 from pathlib import Path
 
-from brainmem_ros.errors import StoreError
+from brainmem_ros.errors import StoreError, StoreInUseError
 
 LOCK_NAME = 'brainmem.lock'
 
@@ -45,7 +45,7 @@ class DirectoryLock:
             msg = (f'memory store {directory} is already open (process {holder or "unknown"}): one '
                    'process at a time per data directory, or each misses the memories of the '
                    'other; stop the other or give this one another data_dir')
-            raise StoreError(msg) from None
+            raise StoreInUseError(msg) from None
         with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)
             os.pwrite(fd, f'{os.getpid()}\n'.encode(), 0)

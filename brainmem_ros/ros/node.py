@@ -43,7 +43,14 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from brainmem_ros.errors import BrainMemError, ConfigError, ModelError, SchemaVersionError, StoreError
+from brainmem_ros.errors import (
+    BrainMemError,
+    ConfigError,
+    ModelError,
+    SchemaVersionError,
+    StoreError,
+    StoreInUseError,
+)
 from brainmem_ros.memory.brainmem import BrainMem
 from brainmem_ros.memory.config import MemoryConfig
 from brainmem_ros.msg import MemoryEvent as MemoryEventMsg
@@ -154,7 +161,7 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
     def _configure_reason(self, exc: Exception) -> str:
         data_dir = self.cfg.data_dir if self.cfg is not None else '?'
         text = str(exc) or type(exc).__name__
-        if isinstance(exc, ConfigError | ModelError | SchemaVersionError):  # they say what to do
+        if isinstance(exc, ConfigError | ModelError | SchemaVersionError | StoreInUseError):  # say what to do
             return text
         if isinstance(exc, PermissionError):
             return f'{text}: give this user write access to data_dir ({data_dir}) or choose another one'
