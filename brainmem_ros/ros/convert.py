@@ -46,11 +46,15 @@ def to_time(seconds: float | None) -> Time:
     return Time(sec=sec, nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
 
 
-def from_time(t: Time, name: str = 'time') -> float | None:
-    """POSIX seconds, or None for the zero time ("unset"); a nanosec field out of range refused."""
+def _check_nanosec(t: Time, name: str) -> None:
     if not 0 <= t.nanosec < 1_000_000_000:
         msg = f'{name}.nanosec must be within 0..999999999, got {t.nanosec}'
         raise InvalidInputError(msg)
+
+
+def from_time(t: Time, name: str = 'time') -> float | None:
+    """POSIX seconds, or None for the zero time ("unset"); a nanosec field out of range refused."""
+    _check_nanosec(t, name)
     if t.sec == 0 and t.nanosec == 0:
         return None
     return float(t.sec + t.nanosec * 1e-9)
@@ -58,9 +62,7 @@ def from_time(t: Time, name: str = 'time') -> float | None:
 
 def stamp_seconds(t: Time, *, now: float, policy: StampPolicy, name: str = 'header.stamp') -> float:
     """POSIX seconds of a message stamp on the node's clock (zero = now); odd stamps refused."""
-    if not 0 <= t.nanosec < 1_000_000_000:
-        msg = f'{name}.nanosec must be within 0..999999999, got {t.nanosec}'
-        raise InvalidInputError(msg)
+    _check_nanosec(t, name)
     if t.sec < 0:
         msg = f'{name}.sec is negative ({t.sec}); leave the stamp zero to mean "now"'
         raise InvalidInputError(msg)

@@ -103,8 +103,7 @@ class InputCallbacks(MemoryNodeBase):
     def _checked_text(self, text: str) -> str:
         # At the entry, as the services do: a text over the limit used to travel with its
         # batch to the parser, which refused the whole batch with it.
-        limit = self._ingest.mem.config.store.max_text_bytes if self._ingest is not None else 0
-        return check_text(text, 'text', max_bytes=limit, required=True)
+        return check_text(text, 'text', max_bytes=self._memory().config.store.max_text_bytes, required=True)
 
     def shared_observation_callback(self, msg: Observation) -> None:
         """Queue an Observation from the shared topic: stored, then shared with the fleet."""

@@ -359,7 +359,6 @@ def main(args: list[str] | None = None) -> int:
         # errors "context is invalid"): a requested shutdown, not a failure to report.
         if rclpy.ok():
             raise
-        code = 0
     finally:
         with hurried_by_signals(node.hurry):
             node.release()
