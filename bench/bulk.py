@@ -30,6 +30,7 @@ import numpy.typing as npt
 from bench.corpus import Corpus, CorpusUnit
 from brainmem_ros.memory.brainmem import DB_NAME, INDEX_NAME
 from brainmem_ros.memory.config import LinkConfig, StoreConfig
+from brainmem_ros.memory.graph import temporal_weight
 from brainmem_ros.memory.index import build_index, save_index
 from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit
@@ -68,9 +69,9 @@ class _Linker:
 
         window = cfg.temporal_window_s
         recent = self._episode.setdefault(unit.episode_id, deque(maxlen=max(1, cfg.temporal_links)))
-        for other, stamp in recent:
+        for lag, (other, stamp) in enumerate(reversed(recent), start=1):
             if unit.stamp - stamp <= window:
-                offer(other, EdgeKind.TEMPORAL, max(0.3, 1.0 - abs(unit.stamp - stamp) / window))
+                offer(other, EdgeKind.TEMPORAL, temporal_weight(unit.stamp - stamp, lag, cfg))
         recent.append((uid, unit.stamp))
 
         keys = frozenset(e.key for e in unit.entities if e.key)

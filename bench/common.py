@@ -139,6 +139,19 @@ def load_average() -> float:
     return float(Path('/proc/loadavg').read_text().split()[0])
 
 
+def cpu_name() -> str:
+    """The CPU's model name and core count: the encoder's speed and its vectors depend on it."""
+    import platform
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path('/proc/cpuinfo')
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith('model name'):
+                model = line.split(':', 1)[1].strip()
+                break
+    return f'{model}, {os.cpu_count()} cores'
+
+
 def rss_bytes() -> int:
     """Resident set size of this process."""
     for line in Path('/proc/self/status').read_text().splitlines():

@@ -241,6 +241,10 @@ def test_every_call_on_a_closed_memory_is_a_store_error(mem_factory: Any) -> Non
     unit = mem.store('The spare batteries are in the hallway cupboard.')
     mem.close()
     for call in (lambda: mem.retrieve('spare batteries'), lambda: mem.store('The door is open.'),
-                 lambda: mem.reinforce([unit.id], reward=1.0), lambda: mem.get([unit.id])):
+                 lambda: mem.reinforce([unit.id], reward=1.0), lambda: mem.get([unit.id]),
+                 mem.consolidate):
         with pytest.raises(StoreError):
             call()
+    # A cycle asked of a closed memory never began: no talk of one stopping and resuming.
+    with pytest.raises(StoreError, match='^memory store is closed$'):
+        mem.consolidate()

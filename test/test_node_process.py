@@ -239,3 +239,35 @@ def test_a_second_node_on_the_same_data_dir_is_refused_with_the_reason(tmp_path:
             assert 'damaged' not in text and 'Traceback' not in text, text
     finally:
         planner.close()
+
+
+def test_a_planner_client_outlives_a_restart_of_the_node(tmp_path: Path, model_paths: object) -> None:
+    """A call right after the node comes back is answered, not lost to discovery.
+
+    The client's first request can reach a new node before that node has discovered
+    the client's response reader; Fast DDS then drops the response and the call waits
+    out its whole timeout. The client sees that the service went away and came back,
+    and shakes hands again (a Stats call) before sending.
+    """
+    import time
+
+    data = tmp_path / 'robot'
+    args = ['--ros-args', '--params-file', str(params_file(tmp_path, data)), '-r', '__ns:=/robot']
+    planner = Planner()
+    try:
+        with node_process(args, log=tmp_path / 'first.log') as proc:
+            mem = planner.client('/robot')
+            mem.store('The watering can is in the garden shed.')
+            proc.send_signal(__import__('signal').SIGINT)
+            assert proc.wait(30) == 0
+        mem.timeout = 10.0
+        for attempt in range(3):
+            with node_process(args, log=tmp_path / f'again{attempt}.log') as proc:
+                started = time.monotonic()
+                hits = mem.retrieve('where is the watering can?', top_k=1)
+                assert [h.id for h in hits] == [1]
+                assert time.monotonic() - started < 60.0
+                proc.send_signal(__import__('signal').SIGINT)
+                assert proc.wait(30) == 0
+    finally:
+        planner.close()

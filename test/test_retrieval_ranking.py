@@ -265,3 +265,30 @@ def test_words_in_too_many_memories_are_left_out_of_the_lexical_search(mem_facto
     mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_max_df=1000)
     assert scanned_words(mem.store_db, retriever.config, ['hairbrush', 'hallway']) == \
         (['hairbrush', 'hallway'], None)
+
+
+@pytest.mark.parametrize('lag_decay', [1.0, 0.7])
+def test_activation_reaches_the_step_that_followed_a_match_first(mem_factory: Any, lag_decay: float) -> None:
+    """What happened next in an analogous episode is what a planner can use: it is reached first.
+
+    The two later steps share no word with the question and are equally recent; only
+    activation from the matching memory reaches them. Without the lag decay they receive
+    the same; with it the step right after the match receives more and ranks higher.
+    """
+    links = dataclasses.replace(MemoryConfig().links, temporal_lag_decay=lag_decay)
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400,
+                                config=dataclasses.replace(MemoryConfig(), links=links))
+    _store(mem, [ObservationInput(r.text, stamp=T0 - 86400 + r.stamp % 86400, episode_id=r.episode_id)
+                 for r in routine(300)])
+    problem = mem.store('The jar on the top cupboard shelf was out of my reach.', stamp=T0, episode_id='jar')
+    step = mem.store('I pushed the stool over and climbed onto it.', stamp=T0 + 20, episode_id='jar')
+    later = mem.store('The jam was spread on the toast.', stamp=T0 + 40, episode_id='jar')
+    hits = {h.unit.id: h for h in mem.retrieve('the torch on the hook is out of my reach', top_k=50)}
+    assert problem.id in hits and step.id in hits and later.id in hits
+    first, second = hits[step.id].parts, hits[later.id].parts
+    assert first.lexical == second.lexical == 0.0
+    if lag_decay == 1.0:
+        assert first.activation == pytest.approx(second.activation, rel=0.1)
+    else:
+        assert first.activation > 1.2 * second.activation
+        assert hits[step.id].score > hits[later.id].score

@@ -123,6 +123,8 @@ class LinkConfig:
 
     temporal_window_s: float = opt(600.0, 0.0, 1e7, 'same-episode units closer than this are linked')
     temporal_links: int = opt(2, 0, 20, 'previous units of the episode linked to a new one')
+    temporal_lag_decay: float = opt(1.0, 0.0, 1.0, 'temporal link to the k-th previous unit of an episode '
+                                    'x this^(k-1): contiguity falls with lag')
     entity_links: int = opt(8, 0, 100, 'most recent units linked per shared entity')
     similar_links: int = opt(3, 0, 50, 'vector neighbours linked as similar')
     similar_threshold: float = opt(0.55, 0.0, 1.0, 'cosine above which neighbours are linked')

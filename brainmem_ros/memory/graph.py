@@ -44,9 +44,11 @@ def link_candidates(store: SqliteStore, index: VectorIndex, unit: MemoryUnit,
 
     if unit.episode_id and config.temporal_links and config.temporal_window_s > 0:
         window = config.temporal_window_s
-        for other, stamp in store.episode_before(unit.episode_id, unit.stamp, since=unit.stamp - window,
-                                                 limit=config.temporal_links + 1):
-            offer(other, EdgeKind.TEMPORAL, max(0.3, 1.0 - abs(unit.stamp - stamp) / window))
+        before = [(other, stamp) for other, stamp in store.episode_before(
+            unit.episode_id, unit.stamp, since=unit.stamp - window, limit=config.temporal_links + 1)
+            if other != unit.id][:config.temporal_links]
+        for lag, (other, stamp) in enumerate(before):
+            offer(other, EdgeKind.TEMPORAL, temporal_weight(unit.stamp - stamp, lag + 1, config))
 
     keys = {e.key for e in unit.entities if e.key}
     if keys and config.entity_links:
@@ -68,6 +70,19 @@ def link_candidates(store: SqliteStore, index: VectorIndex, unit: MemoryUnit,
 
     ranked = sorted(best.items(), key=lambda item: -item[1])[:config.max_links]
     return [Edge(unit.id, other, kind, weight) for (other, kind), weight in ranked]
+
+
+def temporal_weight(gap_s: float, lag: int, config: LinkConfig) -> float:
+    """Weight of the temporal link to the ``lag``-th previous unit of an episode, ``gap_s`` earlier.
+
+    It falls with the time between the two and, at equal times, with the number of
+    steps: what happened next is recalled with an event far more often than what came
+    two steps later (the contiguity effect of free recall). When the next step is what
+    solved a problem like the one at hand, that is the step activation should reach
+    first (docs/retrieval.md, "Temporal links").
+    """
+    by_time = max(0.3, 1.0 - abs(gap_s) / config.temporal_window_s)
+    return by_time * config.temporal_lag_decay ** (lag - 1)
 
 
 class Activation(NamedTuple):

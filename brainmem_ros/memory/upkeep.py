@@ -136,7 +136,9 @@ class Upkeep:
         is finished first, from where it was.
         """
         t = to_seconds(now, 'now')
-        self._check_open()
+        if self._closed:
+            msg = 'memory store is closed'  # as Retrieve and Store say; no cycle began
+            raise StoreError(msg)
         if not self._cycle_lock.acquire(blocking=False):
             msg = 'a consolidation cycle is already running; this one was not started'
             raise BusyError(msg)

@@ -69,28 +69,40 @@ class MemoryClient:
             ('set_context', SetContext))}
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until every service is available and the node answers a Stats call.
+        """Wait until every service is available and the node serves a Stats call.
 
         ``wait_for_service`` sees the node's endpoints, but the node may not yet see this
         client's: Fast DDS then drops the response ("failed to send response (timeout)" in
         the node's log) and the first call goes unanswered. Stats changes nothing, so it
         is sent until one comes back (each try waits at most a second); the node's other
-        services were discovered with it.
+        services were discovered with it. A node's services answer as soon as they exist,
+        before the node is active ("node inactive"): that answer means wait on.
         """
         deadline = time.monotonic() + (timeout or self.timeout)
         if not all(c.wait_for_service(timeout_sec=max(0.0, deadline - time.monotonic()))
                    for c in self._clients.values()):
             return False
         while (left := deadline - time.monotonic()) > 0:
-            if answer(self._clients['stats'], Stats.Request(), min(1.0, left)) is not None:
+            response = answer(self._clients['stats'], Stats.Request(), min(1.0, left))
+            if response is not None and response.success:
                 return True
+            if response is not None:  # answered, not active yet: no need to ask a hundred times
+                time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
         return False
 
     def call(self, name: str, request: Any) -> Any:
-        """Call a service; raise MemoryServiceError on timeout or success=false."""
+        """Call a service; raise MemoryServiceError on timeout or success=false.
+
+        A service that is not there now is one whose node is starting, restarting or gone:
+        the call waits (up to the timeout) until the node is back and active, and shakes
+        hands with it as :meth:`wait` does, so the request is not the first thing a new
+        node hears from this client (its answer would be lost to discovery).
+        """
         client = self._clients[name]
-        if not client.wait_for_service(timeout_sec=self.timeout):
-            msg = f'brainmem service {client.srv_name} is not available'
+        if not client.service_is_ready() and not self.wait(self.timeout):
+            srv = client.srv_name
+            msg = (f'brainmem service {srv} is not available' if not client.service_is_ready() else
+                   f'the brainmem node of {srv} did not become active within {self.timeout} s')
             raise MemoryServiceError(msg)
         response = answer(client, request, self.timeout)
         if response is None:
