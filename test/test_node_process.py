@@ -55,9 +55,14 @@ def params_file(tmp_path: Path, data_dir: Path, **extra: object) -> Path:
     return path
 
 
+def robot_args(tmp_path: Path, data: Path, namespace: str) -> list[str]:
+    """Arguments of a node process on ``data`` under ``namespace``."""
+    return ['--ros-args', '--params-file', str(params_file(tmp_path, data)), '-r', f'__ns:={namespace}']
+
+
 def test_process_serves_everything_and_exits_cleanly(tmp_path: Path, model_paths: object) -> None:
     data = tmp_path / 'robot1'
-    args = ['--ros-args', '--params-file', str(params_file(tmp_path, data)), '-r', '__ns:=/robot1']
+    args = robot_args(tmp_path, data, '/robot1')
     planner = Planner()
     try:
         with node_process(args, log=tmp_path / 'node.log') as proc:
@@ -173,7 +178,7 @@ def test_asked_again_to_stop_it_drops_the_backlog_and_closes_cleanly(tmp_path: P
 
     data = tmp_path / 'robot1'
     log = tmp_path / 'node.log'
-    args = ['--ros-args', '--params-file', str(params_file(tmp_path, data)), '-r', '__ns:=/robot1']
+    args = robot_args(tmp_path, data, '/robot1')
     planner = Planner()
     try:
         with node_process(args, log=log) as proc:
@@ -227,7 +232,7 @@ def test_a_second_node_on_the_same_data_dir_is_refused_with_the_reason(tmp_path:
     data = tmp_path / 'robot1'
     planner = Planner()
     try:
-        first_args = ['--ros-args', '--params-file', str(params_file(tmp_path, data)), '-r', '__ns:=/robot1']
+        first_args = robot_args(tmp_path, data, '/robot1')
         with node_process(first_args, log=tmp_path / 'first.log'):
             planner.client('/robot1').store('The spare key is under the mat')
             second_args = ['--ros-args', '--params-file', str(params_file(tmp_path, data)),
@@ -249,25 +254,23 @@ def test_a_planner_client_outlives_a_restart_of_the_node(tmp_path: Path, model_p
     out its whole timeout. The client sees that the service went away and came back,
     and shakes hands again (a Stats call) before sending.
     """
+    import signal
     import time
 
-    data = tmp_path / 'robot'
-    args = ['--ros-args', '--params-file', str(params_file(tmp_path, data)), '-r', '__ns:=/robot']
+    args = robot_args(tmp_path, tmp_path / 'robot', '/robot')
     planner = Planner()
     try:
-        with node_process(args, log=tmp_path / 'first.log') as proc:
-            mem = planner.client('/robot')
-            mem.store('The watering can is in the garden shed.')
-            proc.send_signal(__import__('signal').SIGINT)
-            assert proc.wait(30) == 0
-        mem.timeout = 10.0
-        for attempt in range(3):
-            with node_process(args, log=tmp_path / f'again{attempt}.log') as proc:
-                started = time.monotonic()
-                hits = mem.retrieve('where is the watering can?', top_k=1)
-                assert [h.id for h in hits] == [1]
-                assert time.monotonic() - started < 60.0
-                proc.send_signal(__import__('signal').SIGINT)
+        for run in range(4):
+            with node_process(args, log=tmp_path / f'run{run}.log') as proc:
+                if run == 0:
+                    mem = planner.client('/robot')
+                    mem.store('The watering can is in the garden shed.')
+                    mem.timeout = 10.0
+                else:  # the first thing this client does with a node that just came back
+                    started = time.monotonic()
+                    assert [h.id for h in mem.retrieve('where is the watering can?', top_k=1)] == [1]
+                    assert time.monotonic() - started < 60.0
+                proc.send_signal(signal.SIGINT)
                 assert proc.wait(30) == 0
     finally:
         planner.close()
