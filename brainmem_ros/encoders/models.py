@@ -174,9 +174,14 @@ def _install_derived(target: Path, source: Path, source_sha256: str, tokenizer: 
     pinned; instead the result must agree with the source model on probe
     sentences (:func:`quantize.agreement`) before it replaces anything.
     """
+    # The weights' kind is part of what the file was derived from: a copy made for
+    # another CPU (or before the kind was chosen per CPU) is derived again.
+    weights = quantize.weight_kind()
+    origin = source_sha256 if weights == 's8' else f'{source_sha256}+{weights}'
     recorded = _read_stamp(target)
     recorded_sha = str(recorded.get('sha256', '')) if recorded else ''
-    if recorded_sha and is_verified(target, recorded_sha, source=source_sha256):
+    if recorded_sha and recorded and recorded.get('source') == origin \
+            and is_verified(target, recorded_sha, source=origin):
         return target
 
     def check(temp: Path) -> str:
@@ -187,8 +192,11 @@ def _install_derived(target: Path, source: Path, source_sha256: str, tokenizer: 
             raise ModelError(msg)
         return sha256_file(temp)
 
-    actual = _write_atomically(target, lambda temp: quantize.derive_dynamic_int8(source, temp), check)
-    _write_stamp(target, actual, source=source_sha256)
+    def derive(temp: Path) -> None:
+        quantize.derive_dynamic_int8(source, temp, weights=weights)
+
+    actual = _write_atomically(target, derive, check)
+    _write_stamp(target, actual, source=origin)
     return target
 
 

@@ -40,7 +40,28 @@ PROBES = (
     'where did I last see the remote control?',
     'Delivered the parcel to room 214 at 10:32.',
     'The floor near the sink is wet',
+    'ok',  # short texts are where a saturating product shows first (cosine 0.968 with 's8' on AVX2)
 )
+
+
+def weight_kind() -> str:
+    """'s8' or 'u8': the int8 weights whose products this CPU computes without saturating.
+
+    x86 CPUs without VNNI multiply uint8 activations by int8 weights with an instruction
+    that saturates its 16-bit sums (ONNX Runtime documents it): on an AMD EPYC without
+    VNNI the 's8' encoder's cosine to the packaged model fell to 0.968 on "ok", while
+    'u8' weights kept 0.977 at the same speed (3.9 vs 4.0 ms per text). With VNNI, or
+    off x86, 's8' products are exact and the faster kind.
+    """
+    import platform
+
+    if platform.machine().lower() not in ('x86_64', 'amd64', 'i386', 'i686'):
+        return 's8'
+    try:
+        flags = Path('/proc/cpuinfo').read_text()
+    except OSError:
+        return 'u8'
+    return 's8' if 'avx512_vnni' in flags or 'avx_vnni' in flags else 'u8'
 
 
 @contextmanager
@@ -56,8 +77,11 @@ def _quiet_root_logger() -> Iterator[None]:
         root.setLevel(level)
 
 
-def derive_dynamic_int8(source: Path, target: Path) -> None:
-    """Write ``source`` with folded float weights re-quantized per channel to ``target``."""
+def derive_dynamic_int8(source: Path, target: Path, *, weights: str = 's8') -> None:
+    """Write ``source`` with folded float weights re-quantized per channel to ``target``.
+
+    ``weights``: 's8' or 'u8' (:func:`weight_kind` says which suits this CPU).
+    """
     # Imported here: the quantization tool pulls in onnx, which only set-up needs.
     import onnxruntime as ort
     try:
@@ -75,7 +99,8 @@ def derive_dynamic_int8(source: Path, target: Path) -> None:
         try:
             ort.InferenceSession(str(source), sess_options=options, providers=['CPUExecutionProvider'])
             with _quiet_root_logger():
-                quantize_dynamic(folded, target, weight_type=QuantType.QInt8, per_channel=True)
+                quantize_dynamic(folded, target, per_channel=True,
+                                 weight_type=QuantType.QUInt8 if weights == 'u8' else QuantType.QInt8)
         except Exception as exc:  # noqa: BLE001 - onnxruntime/onnx errors share no base class
             msg = f'cannot derive the dynamic int8 encoder from {source}: {exc}'
             raise ModelError(msg) from None
