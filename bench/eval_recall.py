@@ -258,7 +258,9 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         f'{seconds / 60:.1f} min on {cpu_name()}, default encoder (all-MiniLM-L6-v2, dynamic int8). '
         'The figures move with the CPU, since the encoder\'s integer kernels differ between '
         'CPUs: the same ranking code read 0.797 in the default row on the machine of an earlier '
-        'run the same day and 0.787 on an AMD EPYC without VNNI (plain vector 0.551 and 0.547).',
+        'run the same day, and on an AMD EPYC without VNNI 0.787 with signed int8 weights and '
+        '0.794 with the unsigned ones set-up now chooses there (plain vector 0.551, 0.547, 0.541; '
+        'README, "The two commands").',
         '',
         '## The ranking',
         '',
@@ -445,7 +447,7 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
             'link that weakens with the steps between two memories of an episode '
             '(`links.temporal_lag_decay`; the contiguity effect of free recall: what happened next '
             'comes to mind with an event more often than what came two steps later) lifts it to '
-            'third: at 0.7 this suite passed 29 of 34 cases, but LoCoMo dev recall fell from 0.787 to '
+            'third: at 0.7 this suite passed 29 of 34 cases, but LoCoMo dev recall (signed weights) fell from 0.787 to '
             '0.781 (single-hop 0.828 to 0.811: in a conversation the turn two back is the same '
             'speaker\'s), and a half-life of 60 s on the time between the two instead passed 28 and '
             'fell to 0.761 (one-off runs of this command on 2026-12-02). The default stays 1.0, no '
