@@ -336,6 +336,13 @@ def main(args: list[str] | None = None) -> int:
         rclpy.logging.get_logger('brainmem').fatal(f'invalid parameter: {exc}')
         rclpy.try_shutdown()
         return 2
+    except Exception:
+        # A SIGTERM while the node is still being built invalidates the context under
+        # it ("Failed to create publisher: rcl node's context is invalid"): a requested
+        # shutdown, as in a transition below; nothing was opened yet.
+        if rclpy.ok():
+            raise
+        return 0
     # rclpy (Jazzy) re-yields every started-but-not-running task on each spin: with
     # all pool threads busy, the executor loop spins and starves the workers. Enough
     # threads that a queued callback always starts at once (they then wait on the
