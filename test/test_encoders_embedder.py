@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -205,6 +206,33 @@ def test_damaged_derived_encoder_is_derived_again(encoder_paths: ModelPaths, tmp
     materialise_models(tmp_path, include_llm=False)
     assert models.sha256_file(paths.embedder_model) == good
     assert paths.source_embedder.is_file() and paths.embedder_model != paths.source_embedder
+
+
+def test_an_encoder_derived_for_the_other_weight_kind_is_derived_again(
+        encoder_paths: ModelPaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A model directory made on a CPU that wants the other kind of weights (VNNI or not)
+    # and copied here: its stamp names that kind, and set-up derives the file again with
+    # this CPU's (the other kind may not even pass the agreement check here).
+    paths = materialise_models(tmp_path, include_llm=False)
+    stamp = paths.embedder_model.with_name(paths.embedder_model.name + '.sha256-ok')
+    record = json.loads(stamp.read_text())
+    here = quantize.weight_kind()
+    source = str(record['source']).split('+')[0]
+    record['source'] = source + ('+u8' if here == 's8' else '')
+    stamp.write_text(json.dumps(record))
+    derived: list[str] = []
+    derive = quantize.derive_dynamic_int8
+
+    def counted(src: Path, target: Path, *, weights: str = 's8') -> None:
+        derived.append(weights)
+        derive(src, target, weights=weights)
+
+    monkeypatch.setattr(quantize, 'derive_dynamic_int8', counted)
+    materialise_models(tmp_path, include_llm=False)
+    assert derived == [here]
+    assert json.loads(stamp.read_text())['source'] == (source if here == 's8' else f'{source}+{here}')
+    materialise_models(tmp_path, include_llm=False)
+    assert derived == [here]  # and not again: the stamp now names this CPU's kind
 
 
 def test_a_derived_encoder_that_disagrees_is_refused(encoder_paths: ModelPaths, tmp_path: Path,

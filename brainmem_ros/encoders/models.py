@@ -112,12 +112,16 @@ def is_verified(path: Path, sha256: str, source: str = '') -> bool:
     """True when ``path`` has the expected sha256 (and, if derived, came from ``source``).
 
     A stamp keyed on size and mtime records a past successful check, so a file
-    that has not changed since is not hashed again.
+    that has not changed since is not hashed again. Where a derived file came from is
+    known only from its stamp: one that names another source (or none) is not verified.
     """
     if not path.is_file():
         return False
-    if _read_stamp(path) == _stamp_record(path, sha256, source):
+    recorded = _read_stamp(path)
+    if recorded == _stamp_record(path, sha256, source):
         return True
+    if source and (recorded is None or recorded.get('source') != source):
+        return False
     if sha256_file(path) != sha256:
         return False
     _write_stamp(path, sha256, source)
@@ -180,8 +184,7 @@ def _install_derived(target: Path, source: Path, source_sha256: str, tokenizer: 
     origin = source_sha256 if weights == 's8' else f'{source_sha256}+{weights}'
     recorded = _read_stamp(target)
     recorded_sha = str(recorded.get('sha256', '')) if recorded else ''
-    if recorded_sha and recorded and recorded.get('source') == origin \
-            and is_verified(target, recorded_sha, source=origin):
+    if recorded_sha and is_verified(target, recorded_sha, source=origin):
         return target
 
     def check(temp: Path) -> str:
