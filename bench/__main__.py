@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if 'fleet-recall' in args.only:
         fleet_locomo.main(['--write'])  # LoCoMo dev sessions split between two robots; docs/fleet.md
     if 'report' in args.only:
-        report.main()
+        report.main([])
     return 0
 
 

@@ -2,10 +2,13 @@
 
 ``python -m bench.report``. Each benchmark module records its numbers as it goes
 (so a long 1M run can be resumed or extended); this module only reads them.
+``python -m bench.report --sections consolidation`` refreshes only the named sections of
+the existing page (:mod:`bench.splice`), after re-running their benchmark alone.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -18,7 +21,8 @@ import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt
 
-from bench.common import DOCS, load_results, table
+from bench import splice
+from bench.common import DOCS, cpu_name, load_results, table
 from bench.perf import DURING_S, N_DURING
 from brainmem_ros.memory.dynamics import BUSY_STEP_INTERVAL_S
 
@@ -104,8 +108,8 @@ def _series(res: dict[str, Any], section: str, field: Callable[[dict[str, Any]],
     return xs, [field(res[section][str(n)]) for n in xs]
 
 
-def render() -> str:
-    """Write the plots and return the Markdown page."""
+def render(*, plots: bool = True) -> str:
+    """Write the plots (unless ``plots`` is False) and return the Markdown page."""
     res = load_results()
     sizes = sorted({int(k) for sec in res.values() if isinstance(sec, dict) for k in sec if k.isdigit()})
     out: list[str] = []
@@ -140,7 +144,8 @@ def render() -> str:
     add(_whatif_section(res))
     add(_fleet_section())
     add(PROPOSALS)
-    _plots(res)
+    if plots:
+        _plots(res)
     return '\n'.join(out)
 
 
@@ -601,9 +606,12 @@ What remains:
    one Store at a time through the service waits for its own fsync and a DDS round trip.
    On two cores the GIL-bound parts (extraction, linking, rclpy's executor loop) are the
    limit; reflection on a thread of its own and the `EventsExecutor` would lift it.
-3. **Stores while a cycle runs** take about twice as long at the 99th percentile (the
-   Consolidation table): the cycle's writes and their checkpoints share the disk with
-   the Store's own fsync. The lock is not the cause (held at most 2.1 ms at a time).
+3. **Stores while a cycle runs** took about twice as long at the 99th percentile in the
+   run of 2026-12-01 (87-99 ms): the cycle's writes and their checkpoints share the disk
+   with the Store's own fsync; the lock is not the cause (held at most 2.1 ms at a time).
+   The re-run of 2026-12-02 (Consolidation table) measured 54-58 ms, as long as a Store
+   alone on 2026-12-01 at 10k, on a CPU whose Retrieve p99 alone was also lower, so the
+   two runs cannot be compared directly: the next full run will say.
 4. **A cold page cache at 1M.** Right after the 4 GB store had been copied, one run
    measured in-process Retrieve p50 38 / p99 343 ms at 1M (loading the candidates'
    vectors from disk); the vectors are now held in RAM once read (768 B a unit), but the
@@ -728,13 +736,46 @@ def _scaling_plot(latency: Sequence[tuple[str, Sequence[int], Sequence[float]]],
     plt.close(fig)
 
 
-def main() -> None:
-    """Write docs/benchmarks.md and the plots."""
+def main(argv: list[str] | None = None) -> int:
+    """Write docs/benchmarks.md and the plots, or refresh some of its sections."""
+    parser = argparse.ArgumentParser(prog='python -m bench.report')
+    parser.add_argument('--sections', nargs='+', choices=sorted(splice.SECTIONS),
+                        help='refresh only these sections (and their rows of the targets table)')
+    args = parser.parse_args(argv)
     DOCS.mkdir(exist_ok=True)
-    page = render()
-    (DOCS / 'benchmarks.md').write_text(page + '\n')
-    print(f'wrote {DOCS / "benchmarks.md"}')
+    path = DOCS / 'benchmarks.md'
+    if not args.sections:
+        page = render()
+    else:
+        res = load_results()
+        missing = [n for n in args.sections if not any(res.get(r) for r in splice.SECTIONS[n].results)]
+        if missing or not path.exists():
+            print(f'nothing recorded for {", ".join(missing)}: run its benchmark first' if missing
+                  else f'{path} does not exist: run the full `make bench`')
+            return 1
+        date = time.strftime('%Y-%m-%d')
+        note = (f'*{splice.names_label(args.sections)} re-run on {date} ({cpu_name()}) and refreshed '
+                f'with `python -m bench.report --sections {" ".join(args.sections)}`; the rest of the '
+                'page is from the run named above.*')
+        try:
+            page = splice.splice(path.read_text(), render(plots=False), args.sections, date=date, note=note)
+        except ValueError as exc:
+            print(exc)
+            return 1
+        _section_plots(res, args.sections)
+    path.write_text(page.rstrip('\n') + '\n')
+    print(f'wrote {path}')
+    return 0
+
+
+def _section_plots(res: dict[str, Any], names: Sequence[str]) -> None:
+    """Redraw the plots of the refreshed sections that can be drawn alone."""
+    if 'consolidation' in names:
+        xc, daily = _series(res, 'consolidate', lambda c: c['daily_s'])
+        _, marg_s = _series(res, 'consolidate', lambda c: c['marginalize_s'])
+        _loglog('consolidate.png', 'Consolidation time vs N', 's',
+                [('daily cycle', xc, daily), ('cycle marginalizing 5%', xc, marg_s)])
 
 
 if __name__ == '__main__':
-    main()
+    raise SystemExit(main())
