@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import doctest
 from pathlib import Path
 
 import numpy as np
 
-from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.store import SqliteStore, fts_lengths
 from brainmem_ros.memory.types import MemoryUnit, UnitFilter, UnitType
 
 
@@ -58,3 +59,45 @@ def test_document_counts_are_exact_until_the_store_grows_one_percent(tmp_path: P
         assert store.term_document_counts(['kettle'])[0] == {'kettl': 7}  # 203: counted again
     finally:
         store.close()
+
+
+def test_long_memories_are_scored_against_the_length_of_their_competitors(tmp_path: Path) -> None:
+    """Weeks of short routine beside a few long memories: FTS5's bm25() judges every length
+    against the store's mean, which the routine pulls down, so a long memory holding both
+    query words lost to a short one holding the common word. Against the mean length of
+    the matches (``pool_length=1``), the memory that answers comes first."""
+    store = SqliteStore(tmp_path / 'm.db')
+    vec = np.zeros(4, dtype=np.float32)
+    filler = 'and then we talked for a long while about the weather the garden and the week ahead'
+
+    def add(text: str) -> int:
+        return store.insert_unit(MemoryUnit(id=0, stamp=1.0, text=text, last_access=1.0, valid_from=1.0), vec)
+
+    try:
+        with store.atomic():
+            for i in range(3000):
+                add(f'Put the cup on shelf {i}.')
+            talk = [add(f'Nate: {filler}, part {i}.') for i in range(40)]
+            answer = add(f'Nate: the producer called back today {filler}.')
+            short = add('Nate waved.')
+        everything = UnitFilter(types=frozenset(UnitType))
+
+        def ranked(pool_length: float) -> list[int]:
+            best, window = store.fts_window('"nate" OR "producer"', limit=5, unit_filter=everything,
+                                            pool_length=pool_length)
+            assert set(window) == {*talk, answer, short}
+            return [uid for uid, _ in best]
+
+        assert ranked(0.0)[0] == short  # FTS5's own scores: the two-word memory wins
+        assert ranked(1.0)[0] == answer
+        # Filtered searches rank the same way.
+        episode = UnitFilter(types=frozenset(UnitType), since=0.5)
+        best, _ = store.fts_window('"nate" OR "producer"', limit=5, unit_filter=episode, pool_length=1.0)
+        assert best[0][0] == answer
+    finally:
+        store.close()
+
+
+def test_length_helpers_docstring_examples_run() -> None:
+    result = doctest.testmod(fts_lengths)
+    assert result.attempted >= 2 and result.failed == 0

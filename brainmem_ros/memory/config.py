@@ -69,6 +69,8 @@ class RetrievalConfig:
     vector_candidates: int = opt(50, 10, 5000, 'vector neighbours taken as candidates (per 10 results asked)')
     lexical_candidates: int = opt(50, 0, 5000, 'BM25 matches taken as candidates (per 10 results asked)')
     entity_candidates: int = opt(50, 0, 5000, 'units per query entity taken as candidates')
+    lexical_pool_length: float = opt(1.0, 0.0, 1.0, 'BM25 compares a memory\'s length with the mean of the '
+                                     'memories matching the query (1) or of the whole store (0, FTS5\'s own)')
     lexical_max_df: int = opt(50000, 1, 10**9, 'query words in this many memories or more are left out of '
                               'the lexical search (their newest matches would crowd out the rare words\')')
     spread_floor: float = opt(0.3, 0.0, 1.0, 'candidates with less than this share of the best '

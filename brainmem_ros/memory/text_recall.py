@@ -35,7 +35,7 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
     if words and cfg.lexical_candidates:
         words, term_counts = scanned_words(store, cfg, words)
         scored, window = store.fts_window(fts_expression(words), limit=per_request(cfg.lexical_candidates, q),
-                                          unit_filter=unit_filter)
+                                          unit_filter=unit_filter, pool_length=cfg.lexical_pool_length)
         if scored:
             ideal = ideal_bm25(*(term_counts or store.term_document_counts(words)))
             lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}

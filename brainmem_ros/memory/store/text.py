@@ -9,6 +9,7 @@ from pathlib import Path
 from brainmem_ros.encoders.cache import LruCache
 from brainmem_ros.errors import StoreError
 from brainmem_ros.memory.config import StoreConfig
+from brainmem_ros.memory.store import fts_lengths
 from brainmem_ros.memory.store.connection import Connection
 from brainmem_ros.memory.store.sql import filter_sql, qmarks
 from brainmem_ros.memory.types import UnitFilter
@@ -34,7 +35,7 @@ class TextSearch(Connection):
         """(unit id, BM25 score > 0) of the best matches of an FTS5 MATCH expression, best first."""
         return self.fts_window(match, limit=limit, unit_filter=unit_filter)[0]
 
-    def fts_window(self, match: str, *, limit: int, unit_filter: UnitFilter
+    def fts_window(self, match: str, *, limit: int, unit_filter: UnitFilter, pool_length: float = 0.0
                    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """The best matches of an FTS5 MATCH expression, and the BM25 of every match ranked.
 
@@ -50,21 +51,17 @@ class TextSearch(Connection):
         are found at any age; common words are covered by the vector index anyway. A filter
         that narrows (episode, time, place, types) is applied inside the query, so the
         newest matches counted are matches *of the filter*.
+
+        ``pool_length`` > 0 rescores the ranked matches against their own mean length
+        instead of the store's (:mod:`~brainmem_ros.memory.store.fts_lengths`).
         """
         if limit <= 0:
             return [], {}
         scan = max(limit * 10, 1000)
+        rows = self._ranked(match, scan, unit_filter if unit_filter.narrows else None, pool_length)
+        rows.sort(key=lambda r: r[1])  # bm25: lower is better
         if unit_filter.narrows:
-            cond, params = filter_sql(unit_filter)
-            rows = self._query(
-                'SELECT f.rowid, bm25(units_fts) FROM units_fts f JOIN units u ON u.id = f.rowid '
-                f'WHERE units_fts MATCH ? AND {cond} ORDER BY f.rowid DESC LIMIT ?',
-                (match, *params, scan))
-            rows.sort(key=lambda r: r[1])  # bm25: lower is better
             return [(int(r[0]), -float(r[1])) for r in rows[:limit]], _scores(rows)
-        rows = self._query('SELECT rowid, bm25(units_fts) FROM units_fts WHERE units_fts MATCH ? '
-                          'ORDER BY rowid DESC LIMIT ?', (match, scan))
-        rows.sort(key=lambda r: r[1])
         # Best first, only as far as ``limit`` visible ones: checking all 1,000 was a
         # quarter of this call (py-spy, 10k store), and hidden units are few.
         cond, params = filter_sql(unit_filter)
@@ -78,6 +75,28 @@ class TextSearch(Connection):
             visible += [(int(r[0]), -float(r[1])) for r in chunk if r[0] in shown]
             start, step = start + step, min(2 * step, 500)
         return visible[:limit], _scores(rows)
+
+    def _ranked(self, match: str, scan: int, unit_filter: UnitFilter | None, pool_length: float
+                ) -> list[tuple[int, float]]:
+        """``(rowid, bm25)`` of the newest ``scan`` matches (of ``unit_filter`` when given),
+        rescored against their own mean length when ``pool_length`` > 0."""
+        cond, params = filter_sql(unit_filter) if unit_filter is not None else ('1', ())
+        join = 'JOIN units u ON u.id = f.rowid ' if unit_filter is not None else ''
+        sql = (f'SELECT f.rowid, bm25(units_fts){{sz}} FROM units_fts f {join}{{size_join}}'
+               f'WHERE units_fts MATCH ? AND {cond} ORDER BY f.rowid DESC LIMIT ?')
+        args = (match, *params, scan)
+        if pool_length > 0.0:
+            try:
+                # The lengths in the same statement: a second one for 1,000 rowids cost
+                # three times as much at 100k units.
+                sized = self._query(sql.format(sz=', d.sz', size_join='LEFT JOIN units_fts_docsize d '
+                                                                      'ON d.id = f.rowid '), args)
+                mean = fts_lengths.store_mean_length(self._query)
+            except StoreError:
+                sized, mean = [], None  # FTS5 keeps no lengths (columnsize=0): FTS5's own scores
+            if mean is not None:
+                return fts_lengths.pool_normalised(sized, mean, pool_length)
+        return [(int(r[0]), float(r[1])) for r in self._query(sql.format(sz='', size_join=''), args)]
 
     def term_document_counts(self, words: Sequence[str]) -> tuple[dict[str, int], int]:
         """(index term -> number of units containing it, number of units) for ``words``.
