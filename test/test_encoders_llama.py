@@ -7,6 +7,7 @@ real Gemma 3 270M model end to end.
 
 from __future__ import annotations
 
+import doctest
 import importlib.util
 import json
 import re
@@ -379,3 +380,31 @@ def test_malformed_lemmas_are_not_grounded() -> None:
     # Without the parser's words, the old suffix-stripping evidence took the malformed ones.
     old = TextEvidence(text)
     assert old.has_verb('morn') or old.has_verb('updat')
+
+
+def test_extra_buffers_are_turned_off_only_while_a_model_loads_on_an_amx_cpu() -> None:
+    """The AMX workaround (brainmem_ros/encoders/llama_cpu.py) changes the default model
+    parameters for the load alone, and only when asked to."""
+    import types
+
+    from brainmem_ros.encoders import llama_cpu
+
+    class Params:
+        use_extra_bufts = True
+
+    module = types.SimpleNamespace(llama_model_default_params=Params)
+    original = module.llama_model_default_params
+    with llama_cpu.without_extra_buffers(module, when=True):
+        assert module.llama_model_default_params().use_extra_bufts is False
+    assert module.llama_model_default_params is original
+    assert module.llama_model_default_params().use_extra_bufts is True
+    with llama_cpu.without_extra_buffers(module, when=False):
+        assert module.llama_model_default_params().use_extra_bufts is True
+    assert llama_cpu.has_amx('processor\t: 0\nflags\t\t: fpu sse avx512f amx_bf16 amx_tile amx_int8\n')
+    assert not llama_cpu.has_amx('processor\t: 0\nflags\t\t: fpu sse avx2 avx512_vnni\n')
+    assert doctest.testmod(llama_cpu).failed == 0
+
+
+def test_the_real_llama_cpp_exposes_the_parameter_the_workaround_sets() -> None:
+    llama_cpp = pytest.importorskip('llama_cpp')
+    assert hasattr(llama_cpp.llama_cpp.llama_model_default_params(), 'use_extra_bufts')

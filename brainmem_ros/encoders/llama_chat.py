@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from brainmem_ros.encoders.llama_cpu import has_amx, without_extra_buffers
 from brainmem_ros.errors import ConfigError, ExtractionError, ModelError
 
 
@@ -35,8 +36,10 @@ def _load_llama(model_path: Path, n_ctx: int, n_threads: int, chat_format: str |
         msg = 'llama-cpp-python is not installed (pip install llama-cpp-python)'
         raise ModelError(msg) from None
     try:
-        llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads,
-                              chat_format=chat_format, verbose=False)
+        # AMX kernels crash on the default model: see brainmem_ros/encoders/llama_cpu.py.
+        with without_extra_buffers(llama_cpp.llama_cpp, when=has_amx()):
+            llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads,
+                                  chat_format=chat_format, verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
         msg = f'cannot load GGUF model {model_path}: {exc}'
         raise ModelError(msg) from None
