@@ -593,15 +593,21 @@ Found by profiling (py-spy on the node process, cProfile in-process) and fixed:
 
 What remains:
 
-1. **Retrieve's margin on a shared machine.** A Retrieve is 10-12 ms at the median
-   in-process at 10k and 100k: encoding the query, goal and state (three encoder calls,
-   ~2.5 ms each the first time a text is seen; the node's text cache saves repeated goals
-   and states), the vector search, fusion, spreading and the rerank in Python; the
-   service adds the DDS round trip and two executors. The p99 is that work on two shared
-   cores, so it moves with the machine's other jobs: the runs above met 25 ms, runs in a
-   busier hour of the same day measured 22-29 ms. What would widen the margin: rclpy's
-   C++ `EventsExecutor` (experimental in Jazzy); one encoder call for the three texts
-   (needs a float encoder, or query vectors that depend on their batch).
+1. **Retrieve's margin on a shared machine.** A Retrieve was 10-12 ms at the median
+   in-process at 10k and 100k in the full run of 2026-12-01: encoding the query, goal and
+   state (three encoder calls, ~2.5 ms each the first time a text is seen; the node's text
+   cache saves repeated goals and states), the vector search, fusion, spreading and the
+   rerank in Python; the service adds the DDS round trip and two executors. The p99 is that
+   work on two shared cores, so it moves with the machine: that run met 25 ms at every
+   size. The re-run of 2026-12-02 (Retrieve latency) missed it at 10k and 100k, in an
+   afternoon when the same machine ran everything slower than in its morning: the code of
+   before that day's lexical change measured in-process p50 16.4 ms at 10k in the
+   afternoon and 13.4 ms in the morning (the encoder 6.6 vs 5.3 ms per query), and the
+   day's code 15.9 ms in the afternoon, so the change itself is not the cause; typicality,
+   added the same day, costs about 0.2 ms at the median at 10k (A/B with it off, query by
+   query, one-off). What would widen the margin: rclpy's C++
+   `EventsExecutor` (experimental in Jazzy); one encoder call for the three texts (needs a
+   float encoder, or query vectors that depend on their batch).
 2. **Store at 200 observations/s.** See the Store rows: the topic path is near the target,
    one Store at a time through the service waits for its own fsync and a DDS round trip.
    On two cores the GIL-bound parts (extraction, linking, rclpy's executor loop) are the
