@@ -91,10 +91,12 @@ class TextSearch(Connection):
                 # three times as much at 100k units.
                 sized = self._query(sql.format(sz=', d.sz', size_join='LEFT JOIN units_fts_docsize d '
                                                                       'ON d.id = f.rowid '), args)
-                mean = fts_lengths.store_mean_length(self._query)
+                mean = fts_lengths.store_mean_length(self._query) if sized else None
             except StoreError:
-                sized, mean = [], None  # FTS5 keeps no lengths (columnsize=0): FTS5's own scores
-            if mean is not None:
+                pass  # FTS5 keeps no lengths (columnsize=0): FTS5's own scores, asked again below
+            else:
+                if mean is None:  # no matches, or no averages record: FTS5's own scores
+                    return [(int(r[0]), float(r[1])) for r in sized]
                 return fts_lengths.pool_normalised(sized, mean, pool_length)
         return [(int(r[0]), float(r[1])) for r in self._query(sql.format(sz='', size_join=''), args)]
 
