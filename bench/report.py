@@ -698,10 +698,7 @@ def _plots(res: dict[str, Any]) -> None:
     if xe:
         _loglog('enrich.png', 'Enrichment engine throughput vs N (stand-in LLMs answer at once)',
                 'units/s', [('units enriched per second', xe, enriched)])
-    xc, daily = _series(res, 'consolidate', lambda c: c['daily_s'])
-    _, marg_s = _series(res, 'consolidate', lambda c: c['marginalize_s'])
-    _loglog('consolidate.png', 'Consolidation time vs N', 's',
-            [('daily cycle', xc, daily), ('cycle marginalizing 5%', xc, marg_s)])
+    _consolidate_plot(res)
     xp = _sizes(res.get('peers_vector', {}))
     if xp:
         pv = res['peers_vector']
@@ -777,10 +774,14 @@ def main(argv: list[str] | None = None) -> int:
 def _section_plots(res: dict[str, Any], names: Sequence[str]) -> None:
     """Redraw the plots of the refreshed sections that can be drawn alone."""
     if 'consolidation' in names:
-        xc, daily = _series(res, 'consolidate', lambda c: c['daily_s'])
-        _, marg_s = _series(res, 'consolidate', lambda c: c['marginalize_s'])
-        _loglog('consolidate.png', 'Consolidation time vs N', 's',
-                [('daily cycle', xc, daily), ('cycle marginalizing 5%', xc, marg_s)])
+        _consolidate_plot(res)
+
+
+def _consolidate_plot(res: dict[str, Any]) -> None:
+    xc, daily = _series(res, 'consolidate', lambda c: c['daily_s'])
+    _, marg_s = _series(res, 'consolidate', lambda c: c['marginalize_s'])
+    _loglog('consolidate.png', 'Consolidation time vs N', 's',
+            [('daily cycle', xc, daily), ('cycle marginalizing 5%', xc, marg_s)])
 
 
 if __name__ == '__main__':
