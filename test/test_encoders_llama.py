@@ -387,7 +387,7 @@ def test_extra_buffers_are_turned_off_only_while_a_model_loads_on_an_amx_cpu() -
     parameters for the load alone, and only when asked to."""
     import types
 
-    from brainmem_ros.encoders import llama_cpu
+    from brainmem_ros.encoders import cpu, llama_cpu
 
     class Params:
         use_extra_bufts = True
@@ -403,6 +403,7 @@ def test_extra_buffers_are_turned_off_only_while_a_model_loads_on_an_amx_cpu() -
     assert llama_cpu.has_amx('processor\t: 0\nflags\t\t: fpu sse avx512f amx_bf16 amx_tile amx_int8\n')
     assert not llama_cpu.has_amx('processor\t: 0\nflags\t\t: fpu sse avx2 avx512_vnni\n')
     assert doctest.testmod(llama_cpu).failed == 0
+    assert doctest.testmod(cpu).attempted >= 2 and doctest.testmod(cpu).failed == 0
 
 
 def test_the_real_llama_cpp_exposes_the_parameter_the_workaround_sets() -> None:

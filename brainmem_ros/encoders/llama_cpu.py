@@ -17,10 +17,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-_CPUINFO = Path('/proc/cpuinfo')
+from brainmem_ros.encoders.cpu import cpu_flags
+
 _PATCH_LOCK = threading.Lock()
 
 
@@ -32,15 +32,7 @@ def has_amx(cpuinfo: str | None = None) -> bool:
     >>> has_amx('flags : fpu avx2 avx512f avx512_vnni')
     False
     """
-    if cpuinfo is None:
-        try:
-            cpuinfo = _CPUINFO.read_text(errors='replace')
-        except OSError:
-            return False
-    for line in cpuinfo.splitlines():
-        if line.startswith('flags'):
-            return 'amx_tile' in line.split(':', 1)[-1].split()
-    return False
+    return 'amx_tile' in (cpu_flags(cpuinfo) or ())
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from brainmem_ros.encoders.cpu import cpu_flags
 from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
 from brainmem_ros.errors import ModelError
 
@@ -57,11 +58,8 @@ def weight_kind() -> str:
 
     if platform.machine().lower() not in ('x86_64', 'amd64', 'i386', 'i686'):
         return 's8'
-    try:
-        flags = Path('/proc/cpuinfo').read_text()
-    except OSError:
-        return 'u8'
-    return 's8' if 'avx512_vnni' in flags or 'avx_vnni' in flags else 'u8'
+    flags = cpu_flags()
+    return 's8' if flags and {'avx512_vnni', 'avx_vnni'} & flags else 'u8'
 
 
 @contextmanager
