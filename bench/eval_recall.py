@@ -105,14 +105,13 @@ def beside_routine_rows(convs: Sequence[locomo.Conversation], embedder: Embedder
         path = root / conv.sample_id
         shutil.copytree(background, path)
         built.append(locomo.build(conv, path, embedder))
-    base = MemoryConfig()
+    shown = {'BrainMem.retrieve, default', '  without pool length normalisation'}
     rows: list[tuple[str, dict[str, float]]] = []
     for name, ranker in (
             ('plain vector top-10 (same encoder)', locomo.vector_ranker()),
             ('BM25 (FTS5, porter, stop-words)', locomo.bm25_ranker()),
-            ('BrainMem.retrieve, default', locomo.brainmem_ranker(base)),
-            ('  without pool length normalisation', locomo.brainmem_ranker(dataclasses.replace(
-                base, retrieval=dataclasses.replace(base.retrieval, lexical_pool_length=0.0))))):
+            *((name, locomo.brainmem_ranker(config, types=types))
+              for name, config, types in ablations() if name in shown)):
         rows.append((name, locomo.summarise(locomo.score(built, embedder, ranker), convs)))
         print(f'beside routine: {name:45s} {rows[-1][1]}', flush=True)
     return rows
