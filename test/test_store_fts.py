@@ -7,7 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from brainmem_ros.memory.store import SqliteStore, fts_lengths
+from brainmem_ros.memory.query import fts_expression
+from brainmem_ros.memory.store import SqliteStore, fts_idf, fts_lengths
+from brainmem_ros.memory.text_recall import phrase_idf
 from brainmem_ros.memory.types import MemoryUnit, UnitFilter, UnitType
 
 
@@ -100,4 +102,49 @@ def test_long_memories_are_scored_against_the_length_of_their_competitors(tmp_pa
 
 def test_length_helpers_docstring_examples_run() -> None:
     result = doctest.testmod(fts_lengths)
+    assert result.attempted >= 2 and result.failed == 0
+
+
+def test_words_common_among_the_matches_weigh_less_than_rare_ones(tmp_path: Path) -> None:
+    """Weeks of routine beside a conversation: the speakers' names are in every turn but
+    rare in the store, so by the store's IDF a turn holding both names outscored the one
+    memory holding the question's rare word. Weighed by their IDF among the matches
+    (``pool_idf=1``), the names count for little and the rare word's memory comes first;
+    a word is never weighed above its store-wide IDF."""
+    store = SqliteStore(tmp_path / 'm.db')
+    vec = np.zeros(4, dtype=np.float32)
+
+    def add(text: str) -> int:
+        return store.insert_unit(MemoryUnit(id=0, stamp=1.0, text=text, last_access=1.0, valid_from=1.0), vec)
+
+    try:
+        with store.atomic():
+            for i in range(3000):
+                add(f'Put the cup on shelf {i}.')
+            talk = [add(f'Nate: hi Joanna, round {i}.') for i in range(60)]
+            answer = add('Someone left the kayak leaning against the wall of the garage overnight.')
+        words = ['nate', 'joanna', 'kayak']
+        term_idf = phrase_idf(store, words, store.term_document_counts(words))
+        assert set(term_idf) == {'"nate"', '"joanna"', '"kayak"'}
+        assert term_idf['"kayak"'] > term_idf['"nate"'] > 0.0
+        everything = UnitFilter(types=frozenset(UnitType))
+
+        def ranked(pool_idf: float) -> tuple[list[int], dict[int, float]]:
+            best, window = store.fts_window(fts_expression(words), limit=5, unit_filter=everything,
+                                            pool_length=1.0, term_idf=term_idf, pool_idf=pool_idf)
+            assert set(window) == {*talk, answer}
+            return [uid for uid, _ in best], window
+
+        before, scores_before = ranked(0.0)
+        after, scores_after = ranked(1.0)
+        assert before[0] != answer and before[0] in talk
+        assert after[0] == answer
+        assert scores_after[answer] == scores_before[answer]  # its one word keeps its weight
+        assert all(scores_after[t] < scores_before[t] for t in talk)
+    finally:
+        store.close()
+
+
+def test_pool_idf_docstring_examples_run() -> None:
+    result = doctest.testmod(fts_idf)
     assert result.attempted >= 2 and result.failed == 0

@@ -71,6 +71,9 @@ class RetrievalConfig:
     entity_candidates: int = opt(50, 0, 5000, 'units per query entity taken as candidates')
     lexical_pool_length: float = opt(1.0, 0.0, 1.0, 'BM25 compares a memory\'s length with the mean of the '
                                      'memories matching the query (1) or of the whole store (0, FTS5\'s own)')
+    lexical_pool_idf: float = opt(1.0, 0.0, 1.0, 'BM25 weighs a query word common among the memories '
+                                  'matching the query less, though rare in the store (1), or by its IDF in '
+                                  'the store alone (0)')
     lexical_max_df: int = opt(50000, 1, 10**9, 'query words in this many memories or more are left out of '
                               'the lexical search (their newest matches would crowd out the rare words\')')
     spread_floor: float = opt(0.3, 0.0, 1.0, 'candidates with less than this share of the best '

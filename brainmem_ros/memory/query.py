@@ -78,9 +78,14 @@ def per_request(count: int, q: Query) -> int:
     return count if q.top_k <= _PER else -(-count * q.top_k // _PER)
 
 
+def fts_phrase(word: str) -> str:
+    """``word`` as an FTS5 phrase (quoted: never FTS syntax)."""
+    return '"' + word.replace('"', '') + '"'
+
+
 def fts_expression(words: Sequence[str]) -> str:
-    """An FTS5 OR-query of ``words`` (each quoted: never FTS syntax)."""
-    return ' OR '.join('"' + w.replace('"', '') + '"' for w in words)
+    """An FTS5 OR-query of ``words``."""
+    return ' OR '.join(fts_phrase(w) for w in words)
 
 
 def idf(df: int, total: int) -> float:

@@ -7,12 +7,22 @@ ONNX Runtime both release the interpreter while they work.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from brainmem_ros.memory.config import RetrievalConfig
 from brainmem_ros.memory.lexicon import content_words
-from brainmem_ros.memory.query import MAX_TERMS, Query, fts_expression, ideal_bm25, idf, per_request
+from brainmem_ros.memory.query import (
+    MAX_TERMS,
+    Query,
+    fts_expression,
+    fts_phrase,
+    ideal_bm25,
+    idf,
+    per_request,
+)
 from brainmem_ros.memory.store import SqliteStore
+from brainmem_ros.memory.store.fts_idf import fts5_idf
 
 
 @dataclass(frozen=True)
@@ -34,10 +44,14 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
     words = [w for w in content_words(q.text) if len(w) > 2 or w.isdigit()][:MAX_TERMS]
     if words and cfg.lexical_candidates:
         words, term_counts = scanned_words(store, cfg, words)
+        doc_counts = term_counts or store.term_document_counts(words)
+        pooled = cfg.lexical_pool_idf > 0.0 and len(words) > 1
+        term_idf = phrase_idf(store, words, doc_counts) if pooled else None
         scored, window = store.fts_window(fts_expression(words), limit=per_request(cfg.lexical_candidates, q),
-                                          unit_filter=unit_filter, pool_length=cfg.lexical_pool_length)
+                                          unit_filter=unit_filter, pool_length=cfg.lexical_pool_length,
+                                          term_idf=term_idf, pool_idf=cfg.lexical_pool_idf)
         if scored:
-            ideal = ideal_bm25(*(term_counts or store.term_document_counts(words)))
+            ideal = ideal_bm25(*doc_counts)
             lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
     entity: dict[int, float] = {}
     counts = store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
@@ -52,6 +66,25 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
             for uid in ids:
                 entity[uid] = entity.get(uid, 0.0) + weight[key] / mass
     return TextCandidates(lexical, window, ideal, entity)
+
+
+def phrase_idf(store: SqliteStore, words: Sequence[str], counts: tuple[dict[str, int], int]
+               ) -> dict[str, float]:
+    """FTS5's store-wide IDF of each of ``words`` that some memory holds, keyed by its phrase in
+    the FTS5 query (what the pool's term weights rescale: see ``fts_window``).
+
+    ``counts`` are ``term_document_counts``: per index term, or per word in a store opened
+    read-only (which cannot tokenize). A word of several index terms counts as its rarest.
+    """
+    held, total = counts
+    terms = store.terms_of(words)
+    out: dict[str, float] = {}
+    for i, word in enumerate(words):
+        keys = terms[i] if terms is not None else (word,)
+        df = min((held.get(k, 0) for k in keys), default=0)
+        if df:
+            out[fts_phrase(word)] = fts5_idf(df, total)
+    return out
 
 
 def scanned_words(store: SqliteStore, cfg: RetrievalConfig, words: list[str]

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
 
 from brainmem_ros.encoders.cache import LruCache
 from brainmem_ros.errors import StoreError
 from brainmem_ros.memory.config import StoreConfig
-from brainmem_ros.memory.store import fts_lengths
+from brainmem_ros.memory.store import fts_idf, fts_lengths
 from brainmem_ros.memory.store.connection import Connection
 from brainmem_ros.memory.store.sql import filter_sql, qmarks
 from brainmem_ros.memory.types import UnitFilter
@@ -35,7 +38,8 @@ class TextSearch(Connection):
         """(unit id, BM25 score > 0) of the best matches of an FTS5 MATCH expression, best first."""
         return self.fts_window(match, limit=limit, unit_filter=unit_filter)[0]
 
-    def fts_window(self, match: str, *, limit: int, unit_filter: UnitFilter, pool_length: float = 0.0
+    def fts_window(self, match: str, *, limit: int, unit_filter: UnitFilter, pool_length: float = 0.0,
+                   term_idf: Mapping[str, float] | None = None, pool_idf: float = 0.0
                    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """The best matches of an FTS5 MATCH expression, and the BM25 of every match ranked.
 
@@ -53,12 +57,18 @@ class TextSearch(Connection):
         newest matches counted are matches *of the filter*.
 
         ``pool_length`` > 0 rescores the ranked matches against their own mean length
-        instead of the store's (:mod:`~brainmem_ros.memory.store.fts_lengths`).
+        instead of the store's (:mod:`~brainmem_ros.memory.store.fts_lengths`). ``pool_idf``
+        > 0 weighs the terms by their IDF among the ranked matches
+        (:mod:`~brainmem_ros.memory.store.fts_idf`); ``term_idf`` gives each phrase of
+        ``match`` (as written there, quotes included) its store-wide IDF.
         """
         if limit <= 0:
             return [], {}
         scan = max(limit * 10, 1000)
         rows = self._ranked(match, scan, unit_filter if unit_filter.narrows else None, pool_length)
+        if pool_idf > 0.0 and term_idf and len(term_idf) > 1 and len(rows) > 1:
+            phrases = list(term_idf)
+            rows = fts_idf.rescored(rows, phrases, self._hits(phrases, rows), term_idf, pool_idf)
         rows.sort(key=lambda r: r[1])  # bm25: lower is better
         if unit_filter.narrows:
             return [(int(r[0]), -float(r[1])) for r in rows[:limit]], _scores(rows)
@@ -99,6 +109,24 @@ class TextSearch(Connection):
                     return [(int(r[0]), float(r[1])) for r in sized]
                 return fts_lengths.pool_normalised(sized, mean, pool_length)
         return [(int(r[0]), float(r[1])) for r in self._query(sql.format(sz='', size_join=''), args)]
+
+    def _hits(self, phrases: Sequence[str], rows: Sequence[tuple[int, float]]
+              ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(index into ``phrases``, index into ``rows``) of each phrase each of ``rows`` matches.
+
+        One MATCH per phrase from the oldest of ``rows`` on: every newer match of a
+        phrase is a match of the OR-query, so without a filter each phrase returns at
+        most as many rowids as ``rows`` holds.
+        """
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        sql = ' UNION ALL '.join(f'SELECT {i}, rowid FROM units_fts WHERE units_fts MATCH ? AND rowid >= ?'
+                                 for i in range(len(phrases)))
+        found = np.array(self._query(sql, tuple(a for p in phrases for a in (p, int(ids.min())))),
+                         dtype=np.int64).reshape(-1, 2)
+        order = np.argsort(ids)
+        at = np.minimum(np.searchsorted(ids[order], found[:, 1]), len(ids) - 1)
+        inside = ids[order][at] == found[:, 1]  # a filtered window leaves other matches out
+        return found[inside, 0], order[at[inside]]
 
     def term_document_counts(self, words: Sequence[str]) -> tuple[dict[str, int], int]:
         """(index term -> number of units containing it, number of units) for ``words``.
