@@ -141,6 +141,11 @@ def test_words_common_among_the_matches_weigh_less_than_rare_ones(tmp_path: Path
         assert after[0] == answer
         assert scores_after[answer] == scores_before[answer]  # its one word keeps its weight
         assert all(scores_after[t] < scores_before[t] for t in talk)
+        # A filtered search weighs the words among the filter's matches, the same way here.
+        since = UnitFilter(types=frozenset(UnitType), since=0.5)
+        best, _ = store.fts_window(fts_expression(words), limit=5, unit_filter=since, pool_length=1.0,
+                                   term_idf=term_idf, pool_idf=1.0)
+        assert best[0][0] == answer
     finally:
         store.close()
 
