@@ -605,9 +605,17 @@ What remains:
    afternoon and 13.4 ms in the morning (the encoder 6.6 vs 5.3 ms per query), and the
    day's code 15.9 ms in the afternoon, so the change itself is not the cause; typicality,
    added the same day, costs about 0.2 ms at the median at 10k (A/B with it off, query by
-   query, one-off). What would widen the margin: rclpy's C++
-   `EventsExecutor` (experimental in Jazzy); one encoder call for the three texts (needs a
-   float encoder, or query vectors that depend on their batch).
+   query, one-off). The pool IDF of lexical recall (docs/retrieval.md), added later that
+   day, costs +0.5 ms at the median at 10k and +1.9 ms at 100k (one more FTS5 statement on
+   the words' thread, which at 100k already took longer than the encoder); the vector
+   search now runs while the words' thread is still at work instead of after it, which
+   saved 0.4 / 1.3 ms at the median and 0.7 / 3.0 ms at the 99th percentile (in-process
+   A/Bs query by query, one-off, encoder cache off). What would widen the margin: one
+   encoder call for the three texts (needs a float encoder, or query vectors that depend
+   on their batch). rclpy's C++ `EventsExecutor` (experimental in Jazzy) did not answer a
+   single request of a service node spun by it on a context of its own (one-off test,
+   2026-12-02), so it was not tried in the node; a plain `SingleThreadedExecutor` round
+   trip of an empty service measured 0.9 ms p50 / 1.5 ms p99 in the same test.
 2. **Store at 200 observations/s.** See the Store rows: the topic path is near the target,
    one Store at a time through the service waits for its own fsync and a DDS round trip.
    On two cores the GIL-bound parts (extraction, linking, rclpy's executor loop) are the

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 import numpy.typing as npt
@@ -96,10 +96,11 @@ class Retriever:
     # -- recall ----------------------------------------------------------------------
 
     def recall(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],
-               text: TextCandidates | None = None) -> Candidates:
+               text: TextCandidates | Future[TextCandidates] | None = None) -> Candidates:
         """Filtered hybrid recall: vector, lexical and entity candidates with their evidence.
 
-        ``text``: the lexical and entity candidates of ``q``, when already found.
+        ``text``: the lexical and entity candidates of ``q``, when already found or being
+        found on another thread (waited for after the vector search, which needs them not).
         """
         cfg = self.config
         unit_filter = q.filter
@@ -110,7 +111,10 @@ class Retriever:
                 return Candidates({}, {}, {}, 0.0)
         cosine = self._vector_candidates(q, qvecs, weights, allowed)
         floor = min(cosine.values()) if len(cosine) >= per_request(cfg.vector_candidates, q) else 0.0
-        found = text if text is not None else text_candidates(self.store, cfg, q)
+        if isinstance(text, Future):
+            found = text.result()
+        else:
+            found = text if text is not None else text_candidates(self.store, cfg, q)
         lexical, window, ideal, entity = dict(found.lexical), found.window, found.ideal, found.entity
         if lexical:
             # Candidates of the other lists keep the words they match (as far as the matches
@@ -277,8 +281,14 @@ class Retriever:
             # before the caller may close the store.
             wait([text])
             raise
-        found_text = text.result()
-        found = self.recall(q, qvecs, weights, found_text)
+        try:
+            # At 100k units and more the words' search takes longer than the encoder: the
+            # vector search runs meanwhile, and recall waits for the words after it.
+            found = self.recall(q, qvecs, weights, text)
+        except BaseException:
+            wait([text])
+            raise
+        text.result()  # ends the thread's reads and reports its error if recall asked for none
         seed_ids = found.ids
         cosine = dict(found.cosine)
         self._add_cosines(cosine, self.store.vectors(i for i in seed_ids if i not in cosine), qvecs, weights,
