@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import doctest
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
+import pytest
 
 from brainmem_ros.memory.query import fts_expression
 from brainmem_ros.memory.store import SqliteStore, fts_idf, fts_lengths
@@ -63,22 +66,29 @@ def test_document_counts_are_exact_until_the_store_grows_one_percent(tmp_path: P
         store.close()
 
 
+def _beside_routine(path: Path) -> tuple[SqliteStore, Callable[[str], int]]:
+    """A store of 3,000 short routine memories, and a function that adds a memory to it."""
+    store = SqliteStore(path)
+    vec = np.zeros(4, dtype=np.float32)
+
+    def add(text: str) -> int:
+        return store.insert_unit(MemoryUnit(id=0, stamp=1.0, text=text, last_access=1.0, valid_from=1.0), vec)
+
+    with store.atomic():
+        for i in range(3000):
+            add(f'Put the cup on shelf {i}.')
+    return store, add
+
+
 def test_long_memories_are_scored_against_the_length_of_their_competitors(tmp_path: Path) -> None:
     """Weeks of short routine beside a few long memories: FTS5's bm25() judges every length
     against the store's mean, which the routine pulls down, so a long memory holding both
     query words lost to a short one holding the common word. Against the mean length of
     the matches (``pool_length=1``), the memory that answers comes first."""
-    store = SqliteStore(tmp_path / 'm.db')
-    vec = np.zeros(4, dtype=np.float32)
+    store, add = _beside_routine(tmp_path / 'm.db')
     filler = 'and then we talked for a long while about the weather the garden and the week ahead'
-
-    def add(text: str) -> int:
-        return store.insert_unit(MemoryUnit(id=0, stamp=1.0, text=text, last_access=1.0, valid_from=1.0), vec)
-
     try:
         with store.atomic():
-            for i in range(3000):
-                add(f'Put the cup on shelf {i}.')
             talk = [add(f'Nate: {filler}, part {i}.') for i in range(40)]
             answer = add(f'Nate: the producer called back today {filler}.')
             short = add('Nate waved.')
@@ -100,27 +110,15 @@ def test_long_memories_are_scored_against_the_length_of_their_competitors(tmp_pa
         store.close()
 
 
-def test_length_helpers_docstring_examples_run() -> None:
-    result = doctest.testmod(fts_lengths)
-    assert result.attempted >= 2 and result.failed == 0
-
-
 def test_words_common_among_the_matches_weigh_less_than_rare_ones(tmp_path: Path) -> None:
     """Weeks of routine beside a conversation: the speakers' names are in every turn but
     rare in the store, so by the store's IDF a turn holding both names outscored the one
     memory holding the question's rare word. Weighed by their IDF among the matches
     (``pool_idf=1``), the names count for little and the rare word's memory comes first;
     a word is never weighed above its store-wide IDF."""
-    store = SqliteStore(tmp_path / 'm.db')
-    vec = np.zeros(4, dtype=np.float32)
-
-    def add(text: str) -> int:
-        return store.insert_unit(MemoryUnit(id=0, stamp=1.0, text=text, last_access=1.0, valid_from=1.0), vec)
-
+    store, add = _beside_routine(tmp_path / 'm.db')
     try:
         with store.atomic():
-            for i in range(3000):
-                add(f'Put the cup on shelf {i}.')
             talk = [add(f'Nate: hi Joanna, round {i}.') for i in range(60)]
             answer = add('Someone left the kayak leaning against the wall of the garage overnight.')
         words = ['nate', 'joanna', 'kayak']
@@ -150,6 +148,7 @@ def test_words_common_among_the_matches_weigh_less_than_rare_ones(tmp_path: Path
         store.close()
 
 
-def test_pool_idf_docstring_examples_run() -> None:
-    result = doctest.testmod(fts_idf)
+@pytest.mark.parametrize('module', [fts_lengths, fts_idf], ids=['fts_lengths', 'fts_idf'])
+def test_docstring_examples_run(module: ModuleType) -> None:
+    result = doctest.testmod(module)
     assert result.attempted >= 2 and result.failed == 0
