@@ -243,11 +243,12 @@ def test_the_vector_search_runs_while_the_words_are_still_searched(mem_factory: 
     import threading
 
     from brainmem_ros.memory import retrieval
+    from brainmem_ros.memory.text_recall import text_candidates as shipped_text
 
     mem: BrainMem = mem_factory(clock=lambda: T0 + 100)
     mem.store('The red cup is on the kitchen table', stamp=T0)
     searched = threading.Event()
-    shipped_text, index = retrieval.text_candidates, mem.retriever.index
+    index = mem.retriever.index
     shipped_search = index.search
 
     def text_after_search(*args: Any) -> Any:
