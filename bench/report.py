@@ -599,7 +599,7 @@ What remains:
    cache saves repeated goals and states), the vector search, fusion, spreading and the
    rerank in Python; the service adds the DDS round trip and two executors. The p99 is that
    work on two shared cores, so it moves with the machine: that run met 25 ms at every
-   size. The re-run of 2026-12-02 (Retrieve latency) missed it at 10k and 100k, in an
+   size. Two re-runs of 2026-12-02 missed it at 10k and 100k. The first, in an
    afternoon when the same machine ran everything slower than in its morning: the code of
    before that day's lexical change measured in-process p50 16.4 ms at 10k in the
    afternoon and 13.4 ms in the morning (the encoder 6.6 vs 5.3 ms per query), and the
@@ -610,7 +610,16 @@ What remains:
    the words' thread, which at 100k already took longer than the encoder); the vector
    search now runs while the words' thread is still at work instead of after it, which
    saved 0.4 / 1.3 ms at the median and 0.7 / 3.0 ms at the 99th percentile (in-process
-   A/Bs query by query, one-off, encoder cache off). What would widen the margin: one
+   A/Bs query by query, one-off, encoder cache off). Together, the code of the end of that
+   day against the code of before both, alternately (5 pairs of `bench.perf --sizes 10000
+   100000 --parts retrieve --skip-ros`): in-process p50 15.5 vs 15.8 ms at 10k and 17.4
+   vs 17.1 ms at 100k, p99 23.9 vs 24.3 and 25.9 vs 25.9 (means of the five). The second
+   re-run (Retrieve latency, the table above) was of that code: 4 of 5 runs over 25 ms at
+   10k (24.7-27.7) and 2 of 5 at 100k (21.6-27.3). Ten minutes before it, a run of the
+   same code with `--repeats 3` missed at every size (p99 31.0-35.0 / 32.0-37.3 /
+   53.8-61.6 ms at 10k / 100k / 1M), while the machine was slow: the first two of the five
+   pairs above, taken just after it, read 17.6-19.3 ms at the p50 for either code. What
+   would widen the margin: one
    encoder call for the three texts (needs a float encoder, or query vectors that depend
    on their batch). rclpy's C++ `EventsExecutor` (experimental in Jazzy) did not answer a
    single request of a service node spun by it on a context of its own (one-off test,

@@ -113,7 +113,8 @@ def splice(old: str, new: str, names: Sequence[str], *, date: str, note: str) ->
     out = []
     for heading, text in parts:
         if heading == '':
-            out.append(text.rstrip('\n') + f'\n\n{note}\n')
+            # The same section re-run again the same day: its note is there already.
+            out.append(text if note in text else text.rstrip('\n') + f'\n\n{note}\n')
         elif heading in wanted or (heading.startswith(PROSE) and heading in fresh):
             out.append(fresh[heading])
         elif heading == TARGETS and TARGETS in fresh:

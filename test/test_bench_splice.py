@@ -43,6 +43,9 @@ def test_only_the_named_section_and_its_target_rows_are_replaced() -> None:
     assert out.index('*re-run note*') < out.index('## DESIGN §5 targets')
     assert '| 211 | met |\n\n## Store fast path' in out  # the table still ends before the next heading
     assert out.rstrip().endswith('| 100k | 0.12 |')
+    # Re-run again the same day: the header says so once.
+    again = splice.splice(out, new, ['consolidation'], date='2026-12-02', note='*re-run note*')
+    assert again.count('*re-run note*') == 1 and again == out
 
 
 def test_a_re_run_at_fewer_sizes_is_refused() -> None:
