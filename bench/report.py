@@ -618,7 +618,7 @@ What remains:
    10k (24.7-27.7) and 2 of 5 at 100k (21.6-27.3). Ten minutes before it, a run of the
    same code with `--repeats 3` missed at every size (p99 31.0-35.0 / 32.0-37.3 /
    53.8-61.6 ms at 10k / 100k / 1M), while the machine was slow: the first two of the five
-   pairs above, taken just after it, read 17.6-19.3 ms at the p50 for either code. What
+   pairs above, taken just after it, read 16.2-19.3 ms at the p50 for either code. What
    would widen the margin: one
    encoder call for the three texts (needs a float encoder, or query vectors that depend
    on their batch). rclpy's C++ `EventsExecutor` (experimental in Jazzy) did not answer a
