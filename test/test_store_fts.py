@@ -10,9 +10,10 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from brainmem_ros.memory.query import fts_expression
+from brainmem_ros.memory.config import RetrievalConfig
+from brainmem_ros.memory.query import Query, fts_expression
 from brainmem_ros.memory.store import SqliteStore, fts_idf, fts_lengths
-from brainmem_ros.memory.text_recall import phrase_idf
+from brainmem_ros.memory.text_recall import phrase_idf, text_candidates
 from brainmem_ros.memory.types import MemoryUnit, UnitFilter, UnitType
 
 
@@ -144,6 +145,26 @@ def test_words_common_among_the_matches_weigh_less_than_rare_ones(tmp_path: Path
         best, _ = store.fts_window(fts_expression(words), limit=5, unit_filter=since, pool_length=1.0,
                                    term_idf=term_idf, pool_idf=1.0)
         assert best[0][0] == answer
+    finally:
+        store.close()
+
+
+def test_lexical_recall_weighs_words_by_the_pool_unless_configured_off(tmp_path: Path) -> None:
+    """The retriever's lexical recall passes the words' store-wide IDF to the search:
+    ``lexical_pool_idf`` decides which memory holds the best lexical evidence."""
+    store, add = _beside_routine(tmp_path / 'm.db')
+    try:
+        with store.atomic():
+            talk = {add(f'Nate: hi Joanna, round {i}.') for i in range(60)}
+            answer = add('Someone left the kayak leaning against the wall of the garage overnight.')
+        q = Query(query='what did Nate tell Joanna about the kayak?', top_k=5)
+
+        def best(pool_idf: float) -> int:
+            found = text_candidates(store, RetrievalConfig(lexical_pool_idf=pool_idf), q)
+            return max(found.lexical, key=lambda uid: found.lexical[uid])
+
+        assert best(1.0) == answer
+        assert best(0.0) in talk
     finally:
         store.close()
 
