@@ -23,7 +23,8 @@ from brainmem_ros.fleet.fusion import Recall, RecallResult, merge
 from brainmem_ros.fleet.pg_store import FleetClient, FleetHit, RecallFilter
 from brainmem_ros.memory.fleet_recall import ScopedResults
 from brainmem_ros.memory.lexicon import content_words
-from brainmem_ros.memory.query import MAX_TERMS, ideal_bm25, idf
+from brainmem_ros.memory.query import MAX_TERMS, ideal_bm25
+from brainmem_ros.memory.store.fts_idf import idf
 from brainmem_ros.memory.types import ORDINARY_TYPES, UnitType
 
 if TYPE_CHECKING:

@@ -8,13 +8,13 @@ before it looks at a memory.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from brainmem_ros.memory.lexicon import WORD, query_stopwords
 from brainmem_ros.memory.store import UnitHead
+from brainmem_ros.memory.store.fts_idf import idf
 from brainmem_ros.memory.types import Pose, UnitFilter, UnitType, normalise_name
 
 # Weight of each query part in the vector evidence: the query says what to recall;
@@ -86,11 +86,6 @@ def fts_phrase(word: str) -> str:
 def fts_expression(words: Sequence[str]) -> str:
     """An FTS5 OR-query of ``words``."""
     return ' OR '.join(fts_phrase(w) for w in words)
-
-
-def idf(df: int, total: int) -> float:
-    """BM25's inverse document frequency (FTS5's formula)."""
-    return math.log(1.0 + (max(total, df) - df + 0.5) / (df + 0.5))
 
 
 def ideal_bm25(counts: Mapping[str, int], total: int) -> float:

@@ -18,11 +18,10 @@ from brainmem_ros.memory.query import (
     fts_expression,
     fts_phrase,
     ideal_bm25,
-    idf,
     per_request,
 )
 from brainmem_ros.memory.store import SqliteStore
-from brainmem_ros.memory.store.fts_idf import fts5_idf
+from brainmem_ros.memory.store.fts_idf import fts5_idf, idf
 
 
 @dataclass(frozen=True)

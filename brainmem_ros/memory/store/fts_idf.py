@@ -46,6 +46,11 @@ import numpy as np
 import numpy.typing as npt
 
 
+def idf(df: int, total: int) -> float:
+    """BM25's inverse document frequency, never below 0 (the form of Lucene's BM25)."""
+    return math.log(1.0 + (max(total, df) - df + 0.5) / (df + 0.5))
+
+
 def fts5_idf(df: int, total: int) -> float:
     """The IDF FTS5's ``bm25()`` gives a phrase in ``df`` of ``total`` rows (fts5_aux.c)."""
     value = math.log((total - df + 0.5) / (df + 0.5))
@@ -61,7 +66,7 @@ def pool_weights(store_idf: Mapping[str, float], held: Mapping[str, int], pool: 
     >>> round(w['caroline'], 2), w['lgbtq']
     (0.63, 7.0)
     """
-    among = {t: math.log(1.0 + (pool - n + 0.5) / (n + 0.5)) for t, n in held.items() if n and t in store_idf}
+    among = {t: idf(n, pool) for t, n in held.items() if n and t in store_idf}
     total = sum(among.values())
     if len(among) < 2 or total <= 0.0:
         return {t: store_idf[t] for t in among}

@@ -124,8 +124,9 @@ class TextSearch(Connection):
         found = np.array(self._query(sql, tuple(a for p in phrases for a in (p, int(ids.min())))),
                          dtype=np.int64).reshape(-1, 2)
         order = np.argsort(ids)
-        at = np.minimum(np.searchsorted(ids[order], found[:, 1]), len(ids) - 1)
-        inside = ids[order][at] == found[:, 1]  # a filtered window leaves other matches out
+        ascending = ids[order]
+        at = np.minimum(np.searchsorted(ascending, found[:, 1]), len(ids) - 1)
+        inside = ascending[at] == found[:, 1]  # a filtered window leaves other matches out
         return found[inside, 0], order[at[inside]]
 
     def term_document_counts(self, words: Sequence[str]) -> tuple[dict[str, int], int]:
