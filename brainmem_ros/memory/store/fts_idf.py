@@ -77,29 +77,30 @@ def pool_weights(store_idf: Mapping[str, float], held: Mapping[str, int], pool: 
 Hits = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 
-def rescored(rows: Sequence[tuple[int, float]], phrases: Sequence[str], hits: Hits,
-             store_idf: Mapping[str, float], blend: float) -> list[tuple[int, float]]:
-    """``(rowid, bm25)`` rows rescaled by the pool weights of the terms each holds.
+def rescored(bm25: npt.NDArray[np.float64], phrases: Sequence[str], hits: Hits,
+             store_idf: Mapping[str, float], blend: float) -> npt.NDArray[np.float64]:
+    """The ``bm25()`` scores of a query's matches rescaled by the pool weights of the terms
+    each holds.
 
-    ``hits``: (index into ``phrases``, index into ``rows``) of each phrase a row holds.
-    Rows holding no phrase of ``store_idf`` keep their score.
+    ``hits``: (index into ``phrases``, index into ``bm25``) of each phrase a match holds.
+    Matches holding no phrase of ``store_idf`` keep their score.
 
-    >>> rows = [(7, -9.0), (8, -3.0), (9, -6.0)]  # the three matches of a two-word query
-    >>> hits = (np.array([0, 0, 0, 1]), np.array([0, 1, 2, 0]))  # "we" in all, "kayak" in row 7
+    >>> bm25 = np.array([-9.0, -3.0, -6.0])  # the three matches of a two-word query
+    >>> hits = (np.array([0, 0, 0, 1]), np.array([0, 1, 2, 0]))  # "we" in all, "kayak" in the first
     >>> idf = {'"we"': 1.0, '"kayak"': 2.0}
-    >>> [(i, round(s, 2)) for i, s in rescored(rows, ['"we"', '"kayak"'], hits, idf, 1.0)]
-    [(7, -7.08), (8, -1.08), (9, -2.16)]
+    >>> rescored(bm25, ['"we"', '"kayak"'], hits, idf, 1.0).round(2).tolist()
+    [-7.08, -1.08, -2.16]
     """
     phrase_of, row_of = hits
     held = np.bincount(phrase_of, minlength=len(phrases))
     counts = {p: int(n) for p, n in zip(phrases, held, strict=True)}
-    weights = pool_weights(store_idf, counts, len(rows), blend)
+    weights = pool_weights(store_idf, counts, len(bm25), blend)
     if not weights or all(weights[p] == store_idf[p] for p in weights):
-        return list(rows)
+        return bm25
     w = np.array([weights.get(p, 0.0) for p in phrases])
     g = np.array([store_idf[p] if p in weights else 0.0 for p in phrases])
-    num = np.bincount(row_of, weights=w[phrase_of], minlength=len(rows))
-    den = np.bincount(row_of, weights=g[phrase_of], minlength=len(rows))
-    scale = np.divide(num, den, out=np.ones(len(rows)), where=den > 0.0)
-    scores = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows)) * scale
-    return list(zip((r[0] for r in rows), scores.tolist(), strict=True))
+    num = np.bincount(row_of, weights=w[phrase_of], minlength=len(bm25))
+    den = np.bincount(row_of, weights=g[phrase_of], minlength=len(bm25))
+    scale = np.divide(num, den, out=np.ones(len(bm25)), where=den > 0.0)
+    out: npt.NDArray[np.float64] = bm25 * scale
+    return out

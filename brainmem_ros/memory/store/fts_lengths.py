@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 # FTS5's bm25() constants (fts5_aux.c).
 K1 = 1.2
@@ -79,38 +80,32 @@ def store_mean_length(query: Query) -> float | None:
     return record[1] / record[0]
 
 
-def text_length(sz: bytes | None) -> int | None:
-    """Tokens in the text column of one ``units_fts_docsize.sz`` (None: no row)."""
-    if not sz:
-        return None
-    # One byte below 128 tokens: the common case, without the general decoder.
-    return sz[0] if sz[0] < 0x80 else varints(bytes(sz))[0]
-
-
-def pool_normalised(rows: Sequence[tuple[Any, ...]], store_mean: float, pivot: float
-                    ) -> list[tuple[int, float]]:
-    """``(rowid, bm25, sz)`` rows (FTS5's bm25: lower is better) as ``(rowid, bm25)`` rescored
-    against the matches' mean length.
+def pool_normalised(bm25: npt.NDArray[np.float64], sizes: Sequence[bytes | None], store_mean: float,
+                    pivot: float) -> npt.NDArray[np.float64]:
+    """FTS5's ``bm25()`` scores (lower is better) of matches rescored against the matches'
+    mean length; ``sizes``: each match's ``units_fts_docsize.sz`` (None: no row).
 
     ``pivot``: 0 keeps the store's mean (FTS5's scores), 1 uses the (geometric) mean length
-    of the matches, in between blends the two. Rows without a known length keep their score.
+    of the matches, in between blends the two. Matches without a known length keep their score.
 
-    >>> rows = [(1, -6.0, bytes([2, 0])), (2, -9.0, bytes([30, 1]))]  # a short memory, a long one
-    >>> [(i, round(s, 2)) for i, s in pool_normalised(rows, 6.0, 1.0)]
-    [(1, -6.26), (2, -10.91)]
+    >>> scores = np.array([-6.0, -9.0])  # a short memory, a long one
+    >>> pool_normalised(scores, [bytes([2, 0]), bytes([30, 1])], 6.0, 1.0).round(2).tolist()
+    [-6.26, -10.91]
     """
-    ids = [int(r[0]) for r in rows]
-    scores = np.fromiter((float(r[1]) for r in rows), dtype=np.float64, count=len(rows))
-    lengths = [text_length(r[2]) for r in rows]
-    known = np.fromiter((x is not None for x in lengths), dtype=bool, count=len(rows))
+    n = len(bm25)
+    # -1: no length known (one byte below 128 tokens is the common case, read without
+    # the general decoder).
+    length = np.fromiter((-1 if not sz else sz[0] if sz[0] < 0x80 else varints(bytes(sz))[0]
+                          for sz in sizes), dtype=np.float64, count=n)
+    known = length >= 0.0
     if pivot <= 0.0 or store_mean <= 0.0 or not known.any():
-        return list(zip(ids, scores.tolist(), strict=True))
-    length = np.fromiter((x or 0 for x in lengths), dtype=np.float64, count=len(rows))
+        return bm25
     # Geometric: see the module's docstring.
     pool = float(np.exp(np.mean(np.log(np.maximum(length[known], 1.0)))))
     mean = (1.0 - pivot) * store_mean + pivot * pool
-    if mean > 0.0:
-        at_store = 1.0 - B + B * length / store_mean
-        at_pool = 1.0 - B + B * length / mean
-        scores = np.where(known, scores * (1.0 + K1 * at_store) / (1.0 + K1 * at_pool), scores)
-    return list(zip(ids, scores.tolist(), strict=True))
+    if mean <= 0.0:
+        return bm25
+    at_store = 1.0 - B + B * length / store_mean
+    at_pool = 1.0 - B + B * length / mean
+    out: npt.NDArray[np.float64] = np.where(known, bm25 * (1.0 + K1 * at_store) / (1.0 + K1 * at_pool), bm25)
+    return out

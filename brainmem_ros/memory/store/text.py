@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -65,31 +66,36 @@ class TextSearch(Connection):
         if limit <= 0:
             return [], {}
         scan = max(limit * 10, 1000)
-        rows = self._ranked(match, scan, unit_filter if unit_filter.narrows else None, pool_length)
-        if pool_idf > 0.0 and term_idf and len(term_idf) > 1 and len(rows) > 1:
+        # Arrays from here on: a thousand rows went through five Python loops (a third of
+        # this call's CPU at 10k units), on a thread that shares the interpreter with the
+        # encoder's.
+        ids, bm25 = self._ranked(match, scan, unit_filter if unit_filter.narrows else None, pool_length)
+        if pool_idf > 0.0 and term_idf and len(term_idf) > 1 and len(ids) > 1:
             phrases = list(term_idf)
-            rows = fts_idf.rescored(rows, phrases, self._hits(phrases, rows), term_idf, pool_idf)
-        rows.sort(key=lambda r: r[1])  # bm25: lower is better
+            bm25 = fts_idf.rescored(bm25, phrases, self._hits(phrases, ids), term_idf, pool_idf)
+        order = np.argsort(bm25, kind='stable')  # bm25: lower is better; newer first among equals
+        ranked = ids[order].tolist()
+        scores = (-bm25[order]).tolist()
+        window = dict(zip(ranked, scores, strict=True))
         if unit_filter.narrows:
-            return [(int(r[0]), -float(r[1])) for r in rows[:limit]], _scores(rows)
+            return list(zip(ranked[:limit], scores[:limit], strict=True)), window
         # Best first, only as far as ``limit`` visible ones: checking all 1,000 was a
         # quarter of this call (py-spy, 10k store), and hidden units are few.
         cond, params = filter_sql(unit_filter)
         visible: list[tuple[int, float]] = []
         start, step = 0, 2 * limit
-        while start < len(rows) and len(visible) < limit:
-            chunk = rows[start:start + step]
+        while start < len(ranked) and len(visible) < limit:
+            chunk = ranked[start:start + step]
             shown = {r[0] for r in self._query(
-                f'SELECT id FROM units u WHERE id IN ({qmarks(len(chunk))}) AND {cond}',
-                (*(r[0] for r in chunk), *params))}
-            visible += [(int(r[0]), -float(r[1])) for r in chunk if r[0] in shown]
+                f'SELECT id FROM units u WHERE id IN ({qmarks(len(chunk))}) AND {cond}', (*chunk, *params))}
+            visible += [(uid, window[uid]) for uid in chunk if uid in shown]
             start, step = start + step, min(2 * step, 500)
-        return visible[:limit], _scores(rows)
+        return visible[:limit], window
 
     def _ranked(self, match: str, scan: int, unit_filter: UnitFilter | None, pool_length: float
-                ) -> list[tuple[int, float]]:
-        """``(rowid, bm25)`` of the newest ``scan`` matches (of ``unit_filter`` when given),
-        rescored against their own mean length when ``pool_length`` > 0."""
+                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """Rowids and ``bm25()`` of the newest ``scan`` matches (of ``unit_filter`` when given),
+        newest first, rescored against their own mean length when ``pool_length`` > 0."""
         cond, params = filter_sql(unit_filter) if unit_filter is not None else ('1', ())
         join = 'JOIN units u ON u.id = f.rowid ' if unit_filter is not None else ''
         sql = (f'SELECT f.rowid, bm25(units_fts){{sz}} FROM units_fts f {join}{{size_join}}'
@@ -105,20 +111,21 @@ class TextSearch(Connection):
             except StoreError:
                 pass  # FTS5 keeps no lengths (columnsize=0): FTS5's own scores, asked again below
             else:
-                if mean is None:  # no matches, or no averages record: FTS5's own scores
-                    return [(int(r[0]), float(r[1])) for r in sized]
-                return fts_lengths.pool_normalised(sized, mean, pool_length)
-        return [(int(r[0]), float(r[1])) for r in self._query(sql.format(sz='', size_join=''), args)]
+                ids, bm25, sizes = _columns(sized, 3)
+                if mean is not None:  # None: no matches, or no averages record: FTS5's own scores
+                    bm25 = fts_lengths.pool_normalised(bm25, sizes, mean, pool_length)
+                return ids, bm25
+        ids, bm25 = _columns(self._query(sql.format(sz='', size_join=''), args), 2)[:2]
+        return ids, bm25
 
-    def _hits(self, phrases: Sequence[str], rows: Sequence[tuple[int, float]]
+    def _hits(self, phrases: Sequence[str], ids: npt.NDArray[np.int64]
               ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """(index into ``phrases``, index into ``rows``) of each phrase each of ``rows`` matches.
+        """(index into ``phrases``, index into ``ids``) of each phrase each of ``ids`` matches.
 
-        One MATCH per phrase from the oldest of ``rows`` on: every newer match of a
+        One MATCH per phrase from the oldest of ``ids`` on: every newer match of a
         phrase is a match of the OR-query, so without a filter each phrase returns at
-        most as many rowids as ``rows`` holds.
+        most as many rowids as ``ids`` holds.
         """
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         sql = ' UNION ALL '.join(f'SELECT {i}, rowid FROM units_fts WHERE units_fts MATCH ? AND rowid >= ?'
                                  for i in range(len(phrases)))
         found = np.array(self._query(sql, tuple(a for p in phrases for a in (p, int(ids.min())))),
@@ -232,6 +239,11 @@ class TextSearch(Connection):
         return {t: n for t, n in fresh.items() if n}
 
 
-def _scores(rows: Sequence[tuple[int, float]]) -> dict[int, float]:
-    """Unit id -> BM25 (> 0) of FTS5 ``(rowid, bm25())`` rows."""
-    return {int(r[0]): -float(r[1]) for r in rows}
+def _columns(rows: Sequence[tuple[Any, ...]], width: int
+             ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], tuple[Any, ...]]:
+    """``(rowid, bm25[, sz])`` rows as rowids, scores and (when ``width`` is 3) the sizes."""
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), ()
+    columns = tuple(zip(*rows, strict=True))
+    return (np.array(columns[0], dtype=np.int64), np.array(columns[1], dtype=np.float64),
+            columns[2] if width > 2 else ())
