@@ -541,13 +541,13 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
             'xfail). This is the open part of the recall work.',
             '',
             'The two misses that do share a word with their answer (one-off runs on 2026-12-02, '
-            'top 100 asked): "clean the stove" (goal "clean the kitchen") ranks the lesson "I touched '
+            'top 100 asked; `python -m bench.explain NAME` prints any case\'s ranking with these parts): "clean the stove" (goal "clean the kitchen") ranks the lesson "I touched '
             'the stove while it was hot and my gripper sensor overheated" 18th, its relevance 0.58 '
             'against 0.79-0.87 for routine memories of the stove ("Put the broom on the stove in the '
             'kitchen", "Opened the stove and closed it again"); its prior (an outcome of importance '
             '0.75) is 1.04 against their 0.96-1.06, and it would take 1.4 to lift it, which a bounded '
             'prior must not do for a memory with this much less evidence. "where is the tool I '
-            'need?" (goal "water the plants") ranks "The watering can is in the garden shed." ninth '
+            'need?" (goal "water the plants") ranks "The watering can is in the garden shed." seventh '
             'behind routine memories of the tool shelf, one of them holding a water bottle. Two '
             'ways tried and left off (the same day): a second encoder does not change the picture. '
             'The rank of each answer among the 2,069 distinct routine texts by its cosine to the '
