@@ -541,7 +541,8 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
             'xfail). This is the open part of the recall work.',
             '',
             'The two misses that do share a word with their answer (one-off runs on 2026-12-02, '
-            'top 100 asked; `python -m bench.explain NAME` prints any case\'s ranking with these parts): "clean the stove" (goal "clean the kitchen") ranks the lesson "I touched '
+            'top 100 asked; `python -m bench.explain NAME` prints any case\'s ranking with these '
+            'parts): "clean the stove" (goal "clean the kitchen") ranks the lesson "I touched '
             'the stove while it was hot and my gripper sensor overheated" 18th, its relevance 0.58 '
             'against 0.79-0.87 for routine memories of the stove ("Put the broom on the stove in the '
             'kitchen", "Opened the stove and closed it again"); its prior (an outcome of importance '
