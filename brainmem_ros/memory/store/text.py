@@ -111,11 +111,11 @@ class TextSearch(Connection):
             except StoreError:
                 pass  # FTS5 keeps no lengths (columnsize=0): FTS5's own scores, asked again below
             else:
-                ids, bm25, sizes = _columns(sized, 3)
+                ids, bm25, sizes = _columns(sized)
                 if mean is not None:  # None: no matches, or no averages record: FTS5's own scores
                     bm25 = fts_lengths.pool_normalised(bm25, sizes, mean, pool_length)
                 return ids, bm25
-        ids, bm25 = _columns(self._query(sql.format(sz='', size_join=''), args), 2)[:2]
+        ids, bm25, _ = _columns(self._query(sql.format(sz='', size_join=''), args))
         return ids, bm25
 
     def _hits(self, phrases: Sequence[str], ids: npt.NDArray[np.int64]
@@ -239,11 +239,11 @@ class TextSearch(Connection):
         return {t: n for t, n in fresh.items() if n}
 
 
-def _columns(rows: Sequence[tuple[Any, ...]], width: int
+def _columns(rows: Sequence[tuple[Any, ...]]
              ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], tuple[Any, ...]]:
-    """``(rowid, bm25[, sz])`` rows as rowids, scores and (when ``width`` is 3) the sizes."""
+    """``(rowid, bm25[, sz])`` rows as rowids, scores and the sizes (() without that column)."""
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), ()
     columns = tuple(zip(*rows, strict=True))
     return (np.array(columns[0], dtype=np.int64), np.array(columns[1], dtype=np.float64),
-            columns[2] if width > 2 else ())
+            columns[2] if len(columns) > 2 else ())
