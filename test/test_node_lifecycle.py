@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,20 +12,9 @@ from brainmem_ros.srv import Retrieve, Stats, Store
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.lifecycle import LifecyclePublisher
-from rosutil import call, running_node
+from rosutil import call, own_namespace, running_node
 
 pytestmark = pytest.mark.ros
-
-
-def own_namespace(tag: str) -> str:
-    # A namespace no other test's node uses. rmw_fastrtps calls a service available only
-    # when the domain's graph holds as many request readers as response writers under its
-    # names, counted over every participant, stale ones included. Twice in fresh-clone
-    # runs of the suite, this node's 'brainmem/change_state' stayed out of sight of every
-    # new client for 60 s while its other services answered; the likely cause is a node
-    # of an earlier test (or a killed node process) still half in the graph under the
-    # same names.
-    return f'/lifecycle_{tag}_{os.getpid()}'
 
 
 def change(client: Any, label: str, transition_id: int = 0) -> bool:
