@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 # ten full suite runs a client waited out its whole timeout (20 s, then 60 s) for the
 # lifecycle service of a node active in the same process, while the same test passes
 # in 2 s alone. A new client did not always help: the likelier cause is the domain's
-# graph (see own_namespace in test_node_lifecycle.py).
+# graph (see own_namespace).
 _REDISCOVER_S = 10.0
 
 # One client per (node, service type, name), kept for the node's life as a planner keeps
@@ -73,8 +73,8 @@ def call(node: Node, srv_type: Any, name: str, request: Any, *, timeout: float =
     return response
 
 
-def own_namespace(tag: str) -> str:
-    """A namespace no other test's node uses (for nodes that need no root-namespace topic).
+def own_namespace(tag: str = 'node') -> str:
+    """A namespace no other test's node uses: ``running_node``'s default.
 
     rmw_fastrtps calls a service available only when the domain's graph holds as many
     request readers as response writers under its names, counted over every participant,
@@ -90,9 +90,14 @@ _namespaces = itertools.count()
 
 
 @contextmanager
-def running_node(data_dir: Path, *, namespace: str = '', extra: dict[str, Any] | None = None
+def running_node(data_dir: Path, *, namespace: str | None = None, extra: dict[str, Any] | None = None
                  ) -> Iterator[tuple[Any, Node]]:
-    """A configured, active BrainMemNode plus a client node, spinning in a thread."""
+    """A configured, active BrainMemNode plus a client node, spinning in a thread.
+
+    The two share ``namespace``: by default one of their own (``own_namespace``); ``''``
+    for a test that speaks to the node through root-namespace names.
+    """
+    namespace = own_namespace() if namespace is None else namespace
     from brainmem_ros.ros.node import BrainMemNode
 
     context = Context()

@@ -16,7 +16,7 @@ import yaml
 from brainmem_ros.msg import Observation
 from brainmem_ros.srv import StateOf, Store
 from geometry_msgs.msg import Pose as PoseMsg
-from rosutil import call, node_env, node_process, own_namespace, running_node
+from rosutil import call, node_env, node_process, running_node
 from visualization_msgs.msg import Marker, MarkerArray
 
 from brainmem_ros.memory.facts import Fact
@@ -53,7 +53,7 @@ def evidence_of(resp: Any) -> list[list[int]]:
 
 def test_state_of_service_now_and_as_of(tmp_path: Path, model_paths: object) -> None:
     extra = {'stamp_future_tolerance_s': 1e9, 'fact_markers': True}
-    with running_node(tmp_path / 'mem', namespace=own_namespace('facts'), extra=extra) as (_, client):
+    with running_node(tmp_path / 'mem', extra=extra) as (_, client):
         ids = []
         for text, stamp, pose in (
                 ('The silver laptop is on the desk.', T0, (1.0, 4.0)),
@@ -89,7 +89,7 @@ def test_state_of_service_now_and_as_of(tmp_path: Path, model_paths: object) -> 
 
 def test_fact_markers_are_published_behind_the_parameter(tmp_path: Path, model_paths: object) -> None:
     extra = {'stamp_future_tolerance_s': 1e9, 'fact_markers': True, 'markers_period_s': 0.2}
-    with running_node(tmp_path / 'mem', namespace=own_namespace('facts'), extra=extra) as (_, client):
+    with running_node(tmp_path / 'mem', extra=extra) as (_, client):
         resp = call(client, Store, 'store', observation('The red mug is on the counter.', T0, (2.0, 5.0)))
         assert resp.success, resp.message
         got: list[MarkerArray] = []

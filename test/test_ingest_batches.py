@@ -102,14 +102,13 @@ def test_worker_batches_store_what_single_stores_store(tmp_path: Path, model_pat
 def test_a_burst_on_the_topic_stores_what_single_stores_store(tmp_path: Path, model_paths: object) -> None:
     from brainmem_ros.msg import Observation
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-    from rosutil import own_namespace, running_node, wait_for
+    from rosutil import running_node, wait_for
 
     base = float(int(time.time()) - 3600)
     items = _items(base)
     single = _one_by_one(tmp_path / 'single', items)
     try:
-        extra, ns = {'ingest_batch_size': 8}, own_namespace('ingest')
-        with running_node(tmp_path / 'node', namespace=ns, extra=extra) as (node, client):
+        with running_node(tmp_path / 'node', extra={'ingest_batch_size': 8}) as (node, client):
             sizes: list[int] = []
             real_prepare = node.mem.prepare
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from brainmem_ros.msg import MemoryEvent, Observation
 from brainmem_ros.srv import Retrieve, Stats, Store
-from rosutil import call, own_namespace, running_node, wait_for
+from rosutil import call, running_node, wait_for
 
 pytestmark = [pytest.mark.ros, pytest.mark.llm]
 
@@ -26,7 +26,7 @@ def test_observation_is_enriched_by_the_real_llm(tmp_path: Path, llm_model: Path
     # A generous LLM timeout: this machine is shared, and a timeout is not what is tested here.
     extra = {'memory.encoder.llm_enabled': True, 'memory.encoder.relation_candidates': 1,
              'memory.encoder.llm_timeout_s': 600.0}
-    with running_node(tmp_path / 'mem', namespace=own_namespace('llm'), extra=extra) as (_, client):
+    with running_node(tmp_path / 'mem', extra=extra) as (_, client):
         events: list[Any] = []
         lock = threading.Lock()
 

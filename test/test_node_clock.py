@@ -32,7 +32,7 @@ def twenty(client: Any) -> None:
 
 def test_one_old_stamp_does_not_hide_everything(tmp_path: Path, model_paths: object) -> None:
     # No age limit: the old stamp gets in, and consolidation must cope with it alone.
-    with running_node(tmp_path / 'mem', extra={'max_stamp_age_s': 0.0}) as (_, client):
+    with running_node(tmp_path / 'mem', namespace='', extra={'max_stamp_age_s': 0.0}) as (_, client):
         twenty(client)
         old = store(client, 'The robot found a key under the mat', sec=100)
         assert old.success, old.message
@@ -48,7 +48,7 @@ def test_one_old_stamp_does_not_hide_everything(tmp_path: Path, model_paths: obj
 
 
 def test_far_and_odd_stamps_are_refused(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem') as (_, client):
+    with running_node(tmp_path / 'mem', namespace='') as (_, client):
         now = int(time.time())
         cases = {'before the node clock': dict(sec=100),           # 1970 on a wall clock
                  'ahead of the node clock': dict(sec=2**31 - 1),   # 2038
@@ -62,7 +62,7 @@ def test_far_and_odd_stamps_are_refused(tmp_path: Path, model_paths: object) -> 
 
 
 def test_sim_time_is_the_one_clock(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', extra={'use_sim_time': True}) as (node, client):
+    with running_node(tmp_path / 'mem', namespace='', extra={'use_sim_time': True}) as (node, client):
         clock = client.create_publisher(Clock, '/clock', 10)
         sim = [1000]
 

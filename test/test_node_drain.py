@@ -10,7 +10,7 @@ import rclpy
 from brainmem_ros.msg import Observation
 from rclpy.context import Context
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rosutil import own_namespace, running_node, wait_for
+from rosutil import running_node, wait_for
 from std_msgs.msg import String
 
 from brainmem_ros.ros.inputs import drain
@@ -49,7 +49,7 @@ def test_drain_takes_what_waits_in_order_up_to_its_limit() -> None:
 
 def test_a_burst_on_the_topic_is_stored_in_the_order_it_was_published(tmp_path: Path,
                                                                       model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', namespace=own_namespace('drain')) as (node, client):
+    with running_node(tmp_path / 'mem') as (node, client):
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,  # type: ignore[no-untyped-call]
                          history=HistoryPolicy.KEEP_ALL)
         pub = client.create_publisher(Observation, 'observations', qos)

@@ -12,7 +12,7 @@ from brainmem_ros.srv import Retrieve, Stats, Store
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.lifecycle import LifecyclePublisher
-from rosutil import call, own_namespace, running_node
+from rosutil import call, running_node
 
 pytestmark = pytest.mark.ros
 
@@ -33,7 +33,7 @@ def store(client: Any, text: str) -> Any:
 
 
 def test_invalid_transitions_are_refused_in_every_state(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', namespace=own_namespace('refused')) as (_, client):
+    with running_node(tmp_path / 'mem') as (_, client):
         # active: configure and cleanup are not transitions of this state
         assert not change(client, 'configure')
         assert not change(client, 'cleanup')
@@ -55,7 +55,7 @@ def test_invalid_transitions_are_refused_in_every_state(tmp_path: Path, model_pa
 
 
 def test_inactive_node_answers_every_request(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', namespace=own_namespace('inactive')) as (node, client):
+    with running_node(tmp_path / 'mem') as (node, client):
         # ros2/demos lifecycle_py: lifecycle publishers made at configure, enabled on activate
         assert isinstance(node._events_pub, LifecyclePublisher) and node._events_pub.is_activated
         results: list[Any] = []

@@ -24,7 +24,7 @@ from brainmem_ros.srv import (
     Store,
 )
 from rclpy.lifecycle import TransitionCallbackReturn
-from rosutil import call, own_namespace, running_node, wait_for
+from rosutil import call, running_node, wait_for
 
 pytestmark = pytest.mark.ros
 
@@ -38,7 +38,7 @@ def observation(text: str, **fields: object) -> Store.Request:
 
 
 def test_store_retrieve_reinforce_over_dds(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', namespace=own_namespace('services')) as (_, client):
+    with running_node(tmp_path / 'mem') as (_, client):
         ids = []
         for text in ['I opened the fridge to get the milk',
                      'The knife was too dull to cut the bread',
@@ -75,7 +75,7 @@ def test_store_retrieve_reinforce_over_dds(tmp_path: Path, model_paths: object) 
 
 
 def test_bad_requests_get_clear_errors(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', namespace=own_namespace('services')) as (_, client):
+    with running_node(tmp_path / 'mem') as (_, client):
         resp = call(client, Store, 'store', observation('   '))
         assert not resp.success and 'empty' in resp.message
 
@@ -109,7 +109,7 @@ def test_bad_requests_get_clear_errors(tmp_path: Path, model_paths: object) -> N
 
 
 def test_admin_services(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', namespace=own_namespace('services')) as (node, client):
+    with running_node(tmp_path / 'mem') as (node, client):
         resp = call(client, SetContext, 'set_context', SetContext.Request(episode_id='ep-7', goal='tidy up'))
         assert resp.success and resp.episode_id == 'ep-7' and node.goal == 'tidy up'
         req = Store.Request(observation=Observation(text='I put the book on the shelf'))
@@ -133,12 +133,12 @@ def test_admin_services(tmp_path: Path, model_paths: object) -> None:
 
 def test_memories_and_strengths_survive_restart(tmp_path: Path, model_paths: object) -> None:
     data = tmp_path / 'mem'
-    with running_node(data, namespace=own_namespace('services')) as (_, client):
+    with running_node(data) as (_, client):
         first = call(client, Store, 'store', observation('I stood on the chair to reach the book'))
         call(client, Store, 'store', observation('The dishwasher finished its cycle'))
         reinforced = call(client, Reinforce, 'reinforce', Reinforce.Request(ids=[first.id], reward=0.8))
         strength = reinforced.units[0].strength
-    with running_node(data, namespace=own_namespace('services')) as (_, client):
+    with running_node(data) as (_, client):
         stats = call(client, Stats, 'stats', Stats.Request())
         assert stats.units == 2
         hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='reach something high', top_k=1))
@@ -148,7 +148,7 @@ def test_memories_and_strengths_survive_restart(tmp_path: Path, model_paths: obj
 
 def test_missing_llm_keeps_the_fast_path(tmp_path: Path, model_paths: object) -> None:
     extra = {'memory.encoder.llm_enabled': True, 'memory.encoder.llm_model': str(tmp_path / 'no.gguf')}
-    with running_node(tmp_path / 'mem', namespace=own_namespace('services'), extra=extra) as (node, client):
+    with running_node(tmp_path / 'mem', extra=extra) as (node, client):
         resp = call(client, Store, 'store', observation('I opened the fridge to get the milk'))
         assert resp.success and resp.unit.enrichment == 'pending'
         assert node.mem.enrichment.wait_idle(30)
@@ -167,8 +167,7 @@ def test_interpreter_is_tuned_for_latency(tmp_path: Path, model_paths: object) -
     switch, threshold = sys.getswitchinterval(), gc.get_threshold()
     blas = {p['user_api']: p['num_threads'] for p in threadpool_info()}.get('blas')
     try:
-        extra = {'gil_switch_ms': 0.25, 'gc_gen0_threshold': 12345}
-        with running_node(tmp_path / 'mem', namespace=own_namespace('services'), extra=extra):
+        with running_node(tmp_path / 'mem', extra={'gil_switch_ms': 0.25, 'gc_gen0_threshold': 12345}):
             assert sys.getswitchinterval() == pytest.approx(0.00025)
             assert gc.get_threshold()[0] == 12345
             assert gc.get_freeze_count() > 0

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.ros
 
 def test_events_markers_and_context_topics(tmp_path: Path, model_paths: object) -> None:
     extra = {'pose_topic': '/amcl_pose', 'markers_period_s': 0.0}
-    with running_node(tmp_path / 'mem', extra=extra) as (node, client):
+    with running_node(tmp_path / 'mem', namespace='', extra=extra) as (node, client):
         events: list[Any] = []
         markers: list[Any] = []
         lock = threading.Lock()
@@ -66,7 +66,7 @@ def _set(client: Any, name: str, value: ParameterValue) -> Any:
 
 
 def test_runtime_parameters_are_validated(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem') as (node, client):
+    with running_node(tmp_path / 'mem', namespace='') as (node, client):
         ok = _set(client, 'memory.retrieval.w_act',
                   ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=0.9))
         assert ok.successful and node.mem.retriever.config.w_act == pytest.approx(0.9)

@@ -29,7 +29,7 @@ def test_talker_bag_gives_one_unit_per_message(bag: str, tmp_path: Path, model_p
         pytest.skip(f'fixture bag {source} not present')
     copy = tmp_path / bag
     shutil.copytree(source, copy)
-    with running_node(tmp_path / 'mem', extra={'text_topics': ['/topic']}) as (_, client):
+    with running_node(tmp_path / 'mem', namespace='', extra={'text_topics': ['/topic']}) as (_, client):
         report = replay(client, copy, rate=20.0, topics=['/topic'])
         assert report.per_topic == {'/topic': 10}
         assert wait_for(lambda: call(client, Stats, 'stats', Stats.Request()).units == 10)
@@ -44,7 +44,7 @@ def test_household_bag_attaches_poses(tmp_path: Path, model_paths: object) -> No
     bag = write_episode_bag(tmp_path / 'household')
     extra = {'text_topics': ['/captions'], 'pose_topic': '/amcl_pose', 'observation_topic':
              '/brainmem/observations'}
-    with running_node(tmp_path / 'mem', extra=extra) as (_, client):
+    with running_node(tmp_path / 'mem', namespace='', extra=extra) as (_, client):
         report = replay(client, bag, rate=50.0)
         expected = report.per_topic['/brainmem/observations'] + report.per_topic['/captions']
         assert wait_for(lambda: call(client, Stats, 'stats', Stats.Request()).units >= expected - 2)
@@ -63,7 +63,7 @@ def test_split_bag_replayed_in_full(tmp_path: Path, model_paths: object) -> None
     topics = ['AAA', 'BBB', 'CCC', 'DDD', 'EEE', 'FFF', 'GGG', 'HHH']
     # The split bag was recorded microseconds apart: a deep queue absorbs the burst.
     extra = {'text_topics': topics, 'qos_depth': 5000}
-    with running_node(tmp_path / 'mem', extra=extra) as (_, client):
+    with running_node(tmp_path / 'mem', namespace='', extra=extra) as (_, client):
         report = replay(client, copy)
         assert report.messages == 6074 and set(report.per_topic) == set(topics)
         # Counted by the ingest (units also holds the reflections the stream triggers).
