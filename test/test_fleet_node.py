@@ -49,7 +49,7 @@ def test_node_shares_recalls_and_learns_from_its_fleet(pg: LocalPostgres, tmp_pa
     mem2: BrainMem = mem_factory(tmp_path / 'r2', on_event=sync2.observe)
     sync2.attach(mem2, start=False)
     try:
-        with running_node(tmp_path / 'r1', namespace='', extra=_params(configs['r1'])) as (_, client):
+        with running_node(tmp_path / 'r1', extra=_params(configs['r1'])) as (_, client):
             req = Store.Request(observation=Observation(text='The lift in building B is out of order',
                                                         source='camera'), share=True)
             stored = call(client, Store, 'store', req)

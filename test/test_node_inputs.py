@@ -29,7 +29,7 @@ def retrieve(client: Any, **fields: Any) -> Any:
 
 
 def test_context_is_checked_in_bytes_like_store(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', namespace='') as (node, client):
+    with running_node(tmp_path / 'mem') as (node, client):
         assert store(client).success
         resp = call(client, SetContext, 'set_context', SetContext.Request(episode_id='é' * 200))
         assert not resp.success and 'bytes' in resp.message  # 400 bytes > 256
@@ -51,7 +51,7 @@ def test_context_is_checked_in_bytes_like_store(tmp_path: Path, model_paths: obj
 
 
 def test_odd_values_are_refused_with_a_message(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', namespace='') as (_, client):
+    with running_node(tmp_path / 'mem') as (_, client):
         cases: dict[str, dict[str, Any]] = {
             'zero quaternion': {'has_pose': True},
             'beyond': {'has_pose': True, 'x': 1e300},
@@ -85,7 +85,7 @@ def _set(client: Any, **ints: int) -> Any:
 
 
 def test_default_top_k_is_checked_against_max_top_k(tmp_path: Path, model_paths: object) -> None:
-    with running_node(tmp_path / 'mem', namespace='') as (_, client):
+    with running_node(tmp_path / 'mem') as (_, client):
         assert store(client).success
         (result,) = _set(client, default_top_k=150)
         assert not result.successful and 'max_top_k' in result.reason
@@ -94,14 +94,14 @@ def test_default_top_k_is_checked_against_max_top_k(tmp_path: Path, model_paths:
         assert retrieve(client).success  # top_k=0: the default, still within the maximum
     # the same check at start-up: configure fails
     with pytest.raises(AssertionError), \
-            running_node(tmp_path / 'mem2', namespace='', extra={'memory.retrieval.default_top_k': 150}):
+            running_node(tmp_path / 'mem2', extra={'memory.retrieval.default_top_k': 150}):
         pass
 
 
 def test_an_oversized_observation_on_the_topic_is_refused_alone(tmp_path: Path, model_paths: object) -> None:
     # One text over the limit travelled with its batch to the parser, which refused the
     # whole batch: the valid observations published around it were lost.
-    with running_node(tmp_path / 'mem', namespace='') as (node, client):
+    with running_node(tmp_path / 'mem') as (node, client):
         pub = client.create_publisher(Observation, 'observations', 100)
         assert wait_for(pub.get_subscription_count)
         texts = [f'Box number {i} is on the shelf in the garage.' for i in range(20)]
@@ -120,7 +120,7 @@ def test_retrieve_refuses_an_over_long_episode_and_a_time_out_of_range(tmp_path:
                                                                         model_paths: object) -> None:
     # Retrieve answered "0 memories" for an episode_id longer than any stored one can be,
     # and took since.nanosec = 2^32 - 1 as 4.3 s; Store and SetContext refuse both.
-    with running_node(tmp_path / 'mem', namespace='') as (_, client):
+    with running_node(tmp_path / 'mem') as (_, client):
         assert store(client).success
         resp = retrieve(client, episode_id='e' * 300)
         assert not resp.success and 'episode_id' in resp.message and 'bytes' in resp.message

@@ -56,7 +56,7 @@ def test_full_disk(tmp_path: Path, embedder: Any) -> None:
     with tmpfs(tmp_path / 'disk', size='8m') as disk:
         data = disk / 'mem'
         acked: dict[int, str] = {}
-        with running_node(data, namespace='') as (_, client):
+        with running_node(data) as (_, client):
             for text in TEXTS:
                 resp = call(client, Store, 'store', store_req(text))
                 assert resp.success, resp.message
@@ -188,7 +188,7 @@ def test_brainmem_opens_read_only_directory_with_a_stale_index(tmp_path: Path, e
 def test_store_turning_read_only_while_running(tmp_path: Path, embedder: Any) -> None:
     data = tmp_path / 'mem'
     acked: dict[int, str] = {}
-    with running_node(data, namespace='') as (node, client):
+    with running_node(data) as (node, client):
         for text in TEXTS[:3]:
             resp = call(client, Store, 'store', store_req(text))
             acked[resp.id] = text
