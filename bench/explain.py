@@ -30,7 +30,7 @@ from brainmem_ros.memory.types import ScoredMemory
 sys.path.insert(0, str(locomo.REPO / 'test'))
 
 from scenarios.cases import CASES, Case
-from scenarios.runner import T0, build_background
+from scenarios.runner import ask, build_background, case_now, store_case
 
 # The furthest a Retrieve looks (RetrievalConfig.max_top_k): an expected memory beyond it
 # is reported as not found.
@@ -51,25 +51,22 @@ def explain(case: Case, background: Path, embedder: OnnxEmbedder, root: Path, to
     for p in (path, deep_path):
         shutil.rmtree(p, ignore_errors=True)
     shutil.copytree(background, path)
-    now = T0 + max(m.at for m in case.memories) + 60
+    now = case_now(case)
     with BrainMem.open(path, embedder=embedder, clock=lambda: now) as mem:
-        keys = {mem.store(m.text, stamp=T0 + m.at, episode_id=m.episode, type=m.type).id: m.key
-                for m in case.memories}
+        keys = store_case(mem, case)
     # A Retrieve marks what it returns as used (their recency rises): the long list is
     # asked of a copy made before the short one was.
     shutil.copytree(path, deep_path)
-    as_of = None if case.as_of is None else T0 + case.as_of
 
-    def ask(store: Path, top_k: int) -> list[ScoredMemory]:
+    def ask_of(store: Path, top_k: int) -> list[ScoredMemory]:
         with BrainMem.open(store, embedder=embedder, clock=lambda: now) as mem:
-            return mem.retrieve(case.query, goal=case.goal or None, state=case.state or None,
-                                top_k=top_k, as_of=as_of)
+            return ask(mem, case, top_k)
 
     print(f'== {case.name}: {case.query!r} goal={case.goal!r} state={case.state!r} '
           f'k={case.k} expects {case.expect}')
-    for rank, hit in enumerate(ask(path, top), 1):
+    for rank, hit in enumerate(ask_of(path, top), 1):
         print(line(rank, keys.get(hit.unit.id, ''), hit))
-    found = {keys[h.unit.id]: (rank, h) for rank, h in enumerate(ask(deep_path, DEEPEST), 1)
+    found = {keys[h.unit.id]: (rank, h) for rank, h in enumerate(ask_of(deep_path, DEEPEST), 1)
              if h.unit.id in keys}
     print(f"   the case's memories (ranks among the first {DEEPEST}; they can differ a little from "
           'the short list, since near-copies step back within the list asked for):')

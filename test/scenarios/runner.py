@@ -10,6 +10,7 @@ import numpy as np
 
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.memory import BrainMem
+from brainmem_ros.memory.types import ScoredMemory
 
 from .cases import DISTRACTORS, Case
 from .routine import routine
@@ -38,25 +39,39 @@ def build_background(path: Path, embedder: Embedder, n: int) -> Path:
     return path
 
 
+def case_now(case: Case) -> float:
+    """The clock of a case's memory: a minute after its last memory."""
+    return T0 + max(m.at for m in case.memories) + 60
+
+
+def store_case(mem: BrainMem, case: Case) -> dict[int, str]:
+    """Store the case's memories; returns their unit ids with the case's key of each."""
+    return {mem.store(m.text, stamp=T0 + m.at, episode_id=m.episode, type=m.type).id: m.key
+            for m in case.memories}
+
+
+def ask(mem: BrainMem, case: Case, top_k: int) -> list[ScoredMemory]:
+    """The case's question (with its goal, state and as_of) as one Retrieve of ``top_k``."""
+    as_of = None if case.as_of is None else T0 + case.as_of
+    return mem.retrieve(case.query, goal=case.goal or None, state=case.state or None,
+                        top_k=top_k, as_of=as_of)
+
+
 def run_case(case: Case, path: Path, embedder: Embedder, *, background: Path | None = None) -> Outcome:
     """Store the distractors and the case's memories, then ask the question both ways.
 
     ``background``: a store made by :func:`build_background`, copied under ``path``;
     without one, the case is stored on the twelve household distractors alone.
     """
-    now = T0 + max(m.at for m in case.memories) + 60
+    now = case_now(case)
     if background is not None:
         shutil.copytree(background, path)
     with BrainMem.open(path, embedder=embedder, clock=lambda: now) as mem:
         if background is None:
             for i, text in enumerate(DISTRACTORS):
                 mem.store(text, stamp=T0 - 86400 + 600 * i, episode_id='background')
-        keys: dict[int, str] = {}
-        for m in case.memories:
-            keys[mem.store(m.text, stamp=T0 + m.at, episode_id=m.episode, type=m.type).id] = m.key
-        as_of = None if case.as_of is None else T0 + case.as_of
-        hits = mem.retrieve(case.query, goal=case.goal or None, state=case.state or None,
-                            top_k=case.k, as_of=as_of)
+        keys = store_case(mem, case)
+        hits = ask(mem, case, case.k)
         graph = tuple(keys.get(h.unit.id, '') for h in hits)
         parts = [(t, w) for t, w in ((case.query, 1.0), (case.goal, 0.85), (case.state, 0.6)) if t]
         texts = [t for t, _ in parts]
