@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
-from typing import Any
 
+# One reader of the file for the tests and the benchmarks.
+from bench.dbfile import file_rows
 
-def file_rows(path: Path, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Rows of one statement over ``path``, on a read-only connection of its own (not the store's).
-
-    It sees what is committed, WAL included, and can change nothing.
-    """
-    db = sqlite3.connect(f'{Path(path).resolve().as_uri()}?mode=ro', uri=True)
-    try:
-        return db.execute(statement, params).fetchall()
-    finally:
-        db.close()
+__all__ = ['evidence_types', 'file_rows']
 
 
 def evidence_types(path: Path, insight_id: int) -> list[str]:
