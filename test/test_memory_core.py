@@ -12,7 +12,7 @@ import pytest
 from dbfile import evidence_types, file_rows
 
 from brainmem_ros.errors import InvalidInputError, StoreError, UnknownIdError
-from brainmem_ros.memory import BrainMem, EdgeKind, MemoryConfig, Pose, UnitType
+from brainmem_ros.memory import BrainMem, EdgeKind, Entity, MemoryConfig, Pose, UnitType
 from brainmem_ros.memory.facts import fact_factors
 
 T0 = 1_760_000_000.0  # a fixed clock: the suite is deterministic
@@ -72,6 +72,37 @@ def test_bad_inputs_name_the_problem(mem_factory: Any) -> None:
     with pytest.raises(InvalidInputError, match='confirm'):
         mem.forget([unit.id], mode='delete')
     assert mem.stats().units == 1 and mem.get([unit.id])[0].strength == 1.0
+
+
+def test_the_api_refuses_what_the_services_refuse(mem_factory: Any) -> None:
+    """The Python API checks what the Store and Retrieve services check, with the field named."""
+    now = T0 + 100
+    mem: BrainMem = mem_factory(clock=lambda: now)
+    # A stamp years ahead would keep the facts it states "current" over every later one.
+    for stamp, needle in [(1e15, 'ahead of the memory'), (now + 2 * 86400, 'ahead of the memory'),
+                          (-100.0, 'before 1970')]:
+        with pytest.raises(InvalidInputError, match=needle):
+            mem.store('The silver widget is on the workbench', stamp=stamp)
+    for pose, needle in [(Pose(1e12, 0.0), 'pose.x'), (Pose(1.0, 2.0, qw=0.0), 'zero quaternion')]:
+        with pytest.raises(InvalidInputError, match=needle):
+            mem.store('at the door', pose=pose)
+    with pytest.raises(InvalidInputError, match='pose.x'):
+        mem.store('at the door', pose=Pose('a', 0.0))  # type: ignore[arg-type]
+    cases: list[tuple[list[str | Entity], str]] = [(['mug'] * 100, '100 entities'),
+                                                   ([Entity('')], 'entity is empty'),
+                                                   ([Entity('x' * 10000)], 'bytes')]
+    for entities, needle in cases:
+        with pytest.raises(InvalidInputError, match=needle):
+            mem.store('a mug', entities=entities)
+    with pytest.raises(InvalidInputError, match='importance'):
+        mem.store('at the door', importance='5')  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match='radius'):
+        mem.retrieve('door', near=Pose(0.0, 0.0), radius='3')  # type: ignore[arg-type]
+    assert mem.stats().units == 0
+    # A lone name is one entity (not its letters), a lone type one type.
+    unit = mem.store('I saw it on the shelf', entities='mug', stamp=now + 30)  # type: ignore[arg-type]
+    assert 'mug' in {e.key for e in unit.entities} and 'm' not in {e.key for e in unit.entities}
+    assert [r.unit.id for r in mem.retrieve('shelf', types='observation')] == [unit.id]  # type: ignore[arg-type]
 
 
 def test_reinforce_strengthens_and_links_co_used(mem_factory: Any) -> None:

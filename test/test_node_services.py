@@ -20,9 +20,11 @@ from brainmem_ros.srv import (
     Reinforce,
     Retrieve,
     SetContext,
+    StateOf,
     Stats,
     Store,
 )
+from builtin_interfaces.msg import Time
 from rclpy.lifecycle import TransitionCallbackReturn
 from rosutil import call, running_node, wait_for
 
@@ -104,8 +106,25 @@ def test_bad_requests_get_clear_errors(tmp_path: Path, model_paths: object) -> N
         assert not resp.success and 'confirm' in resp.message
         resp = call(client, Forget, 'forget', Forget.Request(ids=[stored.id], mode='explode'))
         assert not resp.success and 'mode' in resp.message
+        # Ids of another robot's memories, with no fleet tier to send them to: applied
+        # here, they would reward whichever local memory has the same number.
+        strength = 'SELECT strength FROM units WHERE id = ?'
+        before = file_rows(tmp_path / 'mem' / 'memory.db', strength, (stored.id,))
+        resp = call(client, Reinforce, 'reinforce', Reinforce.Request(ids=[stored.id], reward=1.0,
+                                                                       robot_id='other'))
+        assert not resp.success and 'fleet tier' in resp.message and 'other' in resp.message
+        # A radius with no pose to measure from, and bounds before 1970: refused, not ignored.
+        resp = call(client, Retrieve, 'retrieve', Retrieve.Request(query='cup', radius=2.0))
+        assert not resp.success and 'use_pose' in resp.message
+        resp = call(client, Retrieve, 'retrieve', Retrieve.Request(query='cup', as_of=Time(sec=-5)))
+        assert not resp.success and 'as_of.sec' in resp.message
+        resp = call(client, Retrieve, 'retrieve', Retrieve.Request(query='cup', since=Time(sec=-5)))
+        assert not resp.success and 'since.sec' in resp.message
+        resp = call(client, StateOf, 'state_of', StateOf.Request(entity='cup', as_of=Time(sec=-5)))
+        assert not resp.success and 'as_of.sec' in resp.message
         # Nothing above harmed the one good unit.
         assert call(client, Stats, 'stats', Stats.Request()).units == 1
+        assert file_rows(tmp_path / 'mem' / 'memory.db', strength, (stored.id,)) == before
 
 
 def test_admin_services(tmp_path: Path, model_paths: object) -> None:

@@ -211,10 +211,12 @@ class BrainMem(Upkeep):
                  actions: Sequence[str] | None = None, importance: float | None = None,
                  valence: float | None = None) -> StoreResult:
         """Like :meth:`store`, also saying whether a new unit was created."""
+        # A lone name is one entity or action, not a sequence of letters.
         result = self.store_many([ObservationInput(
             text=text, stamp=stamp, episode_id=episode_id, source=source, type=type, pose=pose,
-            entities=tuple(entities or ()), actions=tuple(actions or ()), importance=importance,
-            valence=valence)])[0]
+            entities=(entities,) if isinstance(entities, str) else tuple(entities or ()),
+            actions=(actions,) if isinstance(actions, str) else tuple(actions or ()),
+            importance=importance, valence=valence)])[0]
         if isinstance(result, BrainMemError):
             raise result
         return result
@@ -236,7 +238,9 @@ class BrainMem(Upkeep):
         can prepare the next batch while :meth:`commit` writes this one (the topic
         ingest does: the encoder and the writer then use both cores).
         """
-        errors, checked = check_batch(list(items), max_bytes=self.config.store.max_text_bytes)
+        store_cfg = self.config.store
+        errors, checked = check_batch(list(items), max_bytes=store_cfg.max_text_bytes, now=self.clock(),
+                                      future_s=store_cfg.stamp_future_tolerance_s)
         results: list[StoreResult | BrainMemError | None] = list(errors)
         drafts: list[tuple[int, MemoryUnit]] = []
         if isinstance(self.extractor, BatchExtractor) and len(checked) > 1:

@@ -168,6 +168,9 @@ class StoreConfig:
     index_save_every: int = opt(1000, 1, 10**9, 'changes of the vector index after which it is saved, '
                                 'once the store has had no request for 0.5 s (and at close)')
     max_text_bytes: int = opt(4096, 16, 1 << 20, 'longest observation text accepted (UTF-8 bytes)')
+    stamp_future_tolerance_s: float = opt(86400.0, 0.0, 1e9, 'observations stamped further ahead of the '
+                                          "memory's clock are refused (the node first applies its own "
+                                          'stamp_future_tolerance_s to message stamps)')
     vector_cache: bool = field(default=True, metadata={
         'description': 'hold unit vectors in memory as float16 (768 B a unit at 384 dimensions), '
                        'read in after opening: Retrieve then reads none from disk'})

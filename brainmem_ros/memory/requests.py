@@ -19,6 +19,11 @@ ForgetMode = Literal['marginalize', 'restore', 'protect', 'unprotect', 'delete']
 FORGET_MODES: tuple[str, ...] = ('marginalize', 'restore', 'protect', 'unprotect', 'delete')
 # Bytes of an episode id, source, entity or action name.
 NAME_BYTES = 256
+# Bounds on what one observation may carry (docs/reliability.md "Limits"): far above
+# what perception produces, far below what would slow a Store or bloat the store.
+MAX_ENTITIES = 64
+MAX_ACTIONS = 64
+MAX_COORDINATE_M = 1e6
 
 
 def to_seconds(value: TimeLike | None, name: str) -> float | None:
@@ -31,6 +36,66 @@ def to_seconds(value: TimeLike | None, name: str) -> float | None:
         msg = f'{name} must be POSIX seconds or a datetime, got {value!r}'
         raise InvalidInputError(msg)
     return float(value)
+
+
+def check_number(value: object, name: str, low: float, high: float) -> float:
+    """A finite number within [low, high] (not a bool, not a numeric string)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not low <= value <= high:
+        msg = f'{name} must be a number within {low:g}..{high:g}, got {value!r}'[:300]
+        raise InvalidInputError(msg)
+    return float(value)
+
+
+def check_stamp(stamp: float | None, *, now: float, future_s: float) -> float | None:
+    """An observation's stamp: None or 0 for "now"; before 1970 or further than ``future_s``
+    ahead of the memory's clock refused.
+
+    A stamp from a wrong clock is not harmless: the facts derived from the observation
+    take their validity from it, and one stamped years ahead would stay "current" over
+    every later observation of the same thing.
+    """
+    if stamp is None or stamp == 0:
+        return None
+    if stamp < 0:
+        msg = f'stamp {stamp!r} is before 1970; give None (or 0) for "now"'
+        raise InvalidInputError(msg)
+    if stamp > now + future_s:
+        msg = (f'stamp {stamp:.3f} is {stamp - now:.0f} s ahead of the memory\'s clock ({now:.3f}), '
+               f'more than store.stamp_future_tolerance_s={future_s:g}: check the clock it came from')
+        raise InvalidInputError(msg)
+    return stamp
+
+
+def check_pose(pose: object, name: str = 'pose') -> Pose | None:
+    """A pose within ``MAX_COORDINATE_M`` of its frame's origin, with a rotation (not a zero
+    quaternion); None stays None."""
+    if pose is None:
+        return None
+    if not isinstance(pose, Pose):
+        msg = f'{name} must be a Pose, got {type(pose).__name__}'
+        raise InvalidInputError(msg)
+    for axis in ('x', 'y', 'z'):
+        if abs(getattr(pose, axis)) > MAX_COORDINATE_M:
+            msg = (f'{name}.{axis}={getattr(pose, axis):g} is beyond {MAX_COORDINATE_M:g} m '
+                   'from the frame origin')
+            raise InvalidInputError(msg)
+    if math.sqrt(pose.qx ** 2 + pose.qy ** 2 + pose.qz ** 2 + pose.qw ** 2) < 1e-6:
+        msg = f'{name} orientation is a zero quaternion (no rotation): give qw=1 for "no rotation"'
+        raise InvalidInputError(msg)
+    return pose
+
+
+def as_items(values: object, name: str) -> tuple[object, ...]:
+    """A sequence argument as a tuple; a lone string is one item (not its characters)."""
+    if values is None:
+        return ()
+    if isinstance(values, (str, UnitType, Entity)):
+        return (values,)
+    if not isinstance(values, Sequence | frozenset | set):
+        msg = f'{name} must be a sequence, got {type(values).__name__}'
+        raise InvalidInputError(msg)
+    return tuple(values)
 
 
 def check_text(text: str, name: str, *, max_bytes: int, required: bool) -> str:
@@ -120,10 +185,12 @@ def check_recall(query: str | None, goal: str | None, state: str | None, *, top_
     if (near is None) != (radius is None):
         msg = 'near and radius go together: give both or neither'
         raise InvalidInputError(msg)
-    if radius is not None and not (math.isfinite(radius) and radius > 0):
+    check_pose(near, 'near')
+    if radius is not None and (isinstance(radius, bool) or not isinstance(radius, (int, float))
+                               or not (math.isfinite(radius) and radius > 0)):
         msg = f'radius must be a positive number of metres, got {radius!r}'
         raise InvalidInputError(msg)
-    parsed_types = frozenset(UnitType.parse(t) for t in types) if types else None
+    parsed_types = frozenset(UnitType.parse(t) for t in as_items(types, 'types')) if types else None
     return RecallRequest(q_text, g_text, s_text, k, t_since, t_until, parsed_types,
                          to_seconds(as_of, 'as_of'))
 
@@ -142,32 +209,41 @@ class CheckedObservation(NamedTuple):
     actions: tuple[str, ...]
 
 
-def check_observation(item: ObservationInput, *, max_bytes: int) -> CheckedObservation:
-    """An observation's fields checked: text, names, type, stamp, ratings, entities, actions."""
+def check_observation(item: ObservationInput, *, max_bytes: int, now: float,
+                      future_s: float) -> CheckedObservation:
+    """An observation's fields checked: text, names, type, stamp, pose, ratings, entities,
+    actions (``now`` and ``future_s``: see :func:`check_stamp`)."""
     text = check_text(item.text, 'text', max_bytes=max_bytes, required=True)
     episode = check_text(item.episode_id or '', 'episode_id', max_bytes=NAME_BYTES, required=False)
     src = check_text(item.source or '', 'source', max_bytes=NAME_BYTES, required=False)
     utype = UnitType.parse(item.type)
-    when = to_seconds(item.stamp, 'stamp')
-    importance, valence = item.importance, item.valence
-    if importance is not None and not (math.isfinite(importance) and 1.0 <= importance <= 10.0):
-        msg = f'importance must be within 1..10, got {importance!r}'
-        raise InvalidInputError(msg)
-    if valence is not None and not (math.isfinite(valence) and -1.0 <= valence <= 1.0):
-        msg = f'valence must be within -1..1, got {valence!r}'
-        raise InvalidInputError(msg)
-    given = tuple(e if isinstance(e, Entity) else
-                  Entity(check_text(e, 'entity', max_bytes=NAME_BYTES, required=True)) for e in item.entities)
-    given_actions = tuple(check_text(a, 'action', max_bytes=NAME_BYTES, required=True).lower()
-                          for a in item.actions)
-    return CheckedObservation(text, episode, src, utype, None if when is None or when <= 0 else when,
-                              importance, valence, given, given_actions)
+    when = check_stamp(to_seconds(item.stamp, 'stamp'), now=now, future_s=future_s)
+    check_pose(item.pose)
+    importance = None if item.importance is None else check_number(item.importance, 'importance', 1.0, 10.0)
+    valence = None if item.valence is None else check_number(item.valence, 'valence', -1.0, 1.0)
+    entities, actions = as_items(item.entities, 'entities'), as_items(item.actions, 'actions')
+    for name, values, limit in (('entities', entities, MAX_ENTITIES), ('actions', actions, MAX_ACTIONS)):
+        if len(values) > limit:
+            msg = f'{len(values)} {name} in one observation, more than the {limit} allowed'
+            raise InvalidInputError(msg)
+    given = tuple(_entity(e) for e in entities)
+    given_actions = tuple(check_text(a, 'action', max_bytes=NAME_BYTES, required=True).lower()  # type: ignore[arg-type]
+                          for a in actions)
+    return CheckedObservation(text, episode, src, utype, when, importance, valence, given, given_actions)
+
+
+def _entity(value: object) -> Entity:
+    """A given entity: a name, or an Entity whose name is checked like one."""
+    if isinstance(value, Entity):
+        name = check_text(value.name, 'entity', max_bytes=NAME_BYTES, required=True)
+        return value if name == value.name else Entity(name, value.type, value.attributes)
+    return Entity(check_text(value, 'entity', max_bytes=NAME_BYTES, required=True))  # type: ignore[arg-type]
 
 
 Checked = tuple[int, ObservationInput, CheckedObservation]  # position in the batch, item, checked
 
 
-def check_batch(items: Sequence[object], *, max_bytes: int
+def check_batch(items: Sequence[object], *, max_bytes: int, now: float, future_s: float
                 ) -> tuple[list[BrainMemError | None], list[Checked]]:
     """Each item of a batch checked on its own: the error of each refused one (by
     position) and the checked others, with their positions.
@@ -182,7 +258,8 @@ def check_batch(items: Sequence[object], *, max_bytes: int
             if not isinstance(item, ObservationInput):
                 msg = f'item {i} is a {type(item).__name__}, not an ObservationInput'
                 raise InvalidInputError(msg)
-            checked.append((i, item, check_observation(item, max_bytes=max_bytes)))
+            checked.append((i, item, check_observation(item, max_bytes=max_bytes, now=now,
+                                                        future_s=future_s)))
         except BrainMemError as exc:
             errors[i] = exc
     return errors, checked

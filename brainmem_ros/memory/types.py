@@ -26,10 +26,13 @@ class UnitType(str, Enum):
     REFLECTION = 'reflection'
 
     @classmethod
-    def parse(cls, value: str | UnitType) -> UnitType:
+    def parse(cls, value: object) -> UnitType:
         """Return the member for ``value`` or raise InvalidInputError naming it."""
         if isinstance(value, UnitType):
             return value
+        if not isinstance(value, str):
+            msg = f'a memory type must be a string, got {type(value).__name__}'
+            raise InvalidInputError(msg)
         try:
             return cls(value.strip().lower() or 'observation')
         except ValueError:
@@ -72,6 +75,9 @@ class Enrichment(str, Enum):
 
 
 def _finite(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        msg = f'{name} must be a number, got {type(value).__name__} {value!r}'[:200]
+        raise InvalidInputError(msg)
     if not math.isfinite(value):
         msg = f'{name} must be a finite number, got {value!r}'
         raise InvalidInputError(msg)

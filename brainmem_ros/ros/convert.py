@@ -13,6 +13,7 @@ from geometry_msgs.msg import PoseStamped
 
 from brainmem_ros.errors import InvalidInputError
 from brainmem_ros.memory.facts import Fact
+from brainmem_ros.memory.requests import MAX_ACTIONS, MAX_COORDINATE_M, MAX_ENTITIES
 from brainmem_ros.memory.types import MemoryUnit, Pose, ScoredMemory, UnitType
 from brainmem_ros.msg import Entity as EntityMsg
 from brainmem_ros.msg import MemoryUnit as MemoryUnitMsg
@@ -20,11 +21,6 @@ from brainmem_ros.msg import Observation
 from brainmem_ros.msg import ScoredMemory as ScoredMemoryMsg
 from brainmem_ros.msg import StateChange as StateChangeMsg
 
-# Bounds on what one message may carry (docs/reliability.md "Limits"): far above
-# what perception produces, far below what would slow a Store or bloat the store.
-MAX_ENTITIES = 64
-MAX_ACTIONS = 64
-MAX_COORDINATE_M = 1e6
 # Reflections are the memory's own insights, linked to their evidence; a client
 # storing one would forge that.
 CLIENT_TYPES = tuple(t.value for t in UnitType if t is not UnitType.REFLECTION)
@@ -53,8 +49,12 @@ def _check_nanosec(t: Time, name: str) -> None:
 
 
 def from_time(t: Time, name: str = 'time') -> float | None:
-    """POSIX seconds, or None for the zero time ("unset"); a nanosec field out of range refused."""
+    """POSIX seconds, or None for the zero time ("unset"); a nanosec field out of range or a
+    negative sec refused (no memory is older than 1970: such a bound is a wrong clock)."""
     _check_nanosec(t, name)
+    if t.sec < 0:
+        msg = f'{name}.sec is negative ({t.sec}); leave {name} zero for "unset"'
+        raise InvalidInputError(msg)
     if t.sec == 0 and t.nanosec == 0:
         return None
     return float(t.sec + t.nanosec * 1e-9)

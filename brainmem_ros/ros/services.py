@@ -72,6 +72,10 @@ class ServiceCallbacks(MemoryNodeBase):
                 near = convert.pose_from_msg(request.pose.pose, request.pose.header.frame_id,
                                              orientation=False)
                 radius = convert.check_finite('radius', request.radius)
+            elif request.radius:
+                # Silently ignored, it would answer a question the planner did not ask.
+                msg = f'radius={request.radius:g} without use_pose: set use_pose and pose to filter by place'
+                raise InvalidInputError(msg)
             kwargs: dict[str, Any] = dict(
                 goal=request.goal or self.goal, state=request.current_state,
                 top_k=request.top_k, episode_id=request.episode_id or None,
@@ -101,6 +105,12 @@ class ServiceCallbacks(MemoryNodeBase):
                            ) -> Reinforce.Response:
         """Reward or punish memories the planner used."""
         def run(mem: BrainMem, resp: Reinforce.Response) -> None:
+            if request.robot_id and self._fleet is None:
+                # The ids are another robot's: applied here they would reward whichever
+                # local memories happen to have the same numbers.
+                msg = (f'robot_id={request.robot_id!r}: rewarding another robot\'s memories needs the '
+                       'fleet tier, which is off (leave robot_id empty for this robot\'s memories)')
+                raise InvalidInputError(msg)
             if request.robot_id and self._fleet is not None and \
                     request.robot_id != self._fleet.config.robot_id:
                 queued = self._fleet.reinforce(request.robot_id, [int(i) for i in request.ids],
