@@ -102,6 +102,43 @@ def test_taken_from_a_place(x: SpacyExtractor, text: str, change: StateChange) -
     assert change in _changes(x, text)
 
 
+@pytest.mark.parametrize(('text', 'change'), [
+    # The parser hangs "to the dishwasher" on "counter", not on the verb.
+    ('Moved the red mug from the counter to the dishwasher',
+     StateChange('red mug', 'location', 'counter', 'dishwasher')),
+    ('Moved the red mug from the counter to the garage shelf',
+     StateChange('red mug', 'location', 'counter', 'garage shelf')),
+    ('The robot moved the red mug from the counter to the dishwasher',
+     StateChange('red mug', 'location', 'counter', 'dishwasher')),
+    ('The mug was moved from the counter to the dishwasher.',
+     StateChange('mug', 'location', 'counter', 'dishwasher')),
+    ('Moved the red mug away from the counter to the dishwasher',
+     StateChange('red mug', 'location', 'counter', 'dishwasher')),
+    ('Took the keys from the drawer to the front door',
+     StateChange('key', 'location', 'drawer', 'front door')),
+    ('Put the cups from the drying rack into the cupboard.',
+     StateChange('cup', 'location', '', 'cupboard')),
+    # ... and on the verb, as before.
+    ('Moved the red mug from the counter to the sink', StateChange('red mug', 'location', 'counter', 'sink')),
+    ('Moved the vase from the shelf onto the dining table.',
+     StateChange('vase', 'location', 'shelf', 'dining table')),
+])
+def test_goal_hung_on_the_source(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    got = _changes(x, text)
+    assert change in got, got
+    assert len([c for c in got if c.attribute == 'location']) == 1, got
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    # A place phrase on the source names which source it was; the thing is now held.
+    ('Took the mug from the cupboard in the kitchen.', StateChange('mug', 'location', 'cupboard', HELD)),
+    # A goal phrase in a clause on the source is not where the thing went.
+    ('Took the mug from the shelf that leads to the kitchen.', StateChange('mug', 'location', 'shelf', HELD)),
+])
+def test_source_phrase_keeps_its_own_places(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    assert change in _changes(x, text)
+
+
 @pytest.mark.parametrize('text', [
     'Looked at the table.',                 # a subject looking is not placed
     'Tried to put the cup on the shelf.',

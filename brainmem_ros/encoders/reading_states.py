@@ -25,6 +25,9 @@ from brainmem_ros.memory.types import StateChange, normalise_name
 if TYPE_CHECKING:
     from spacy.tokens import Token
 
+# Prepositions of a goal ("to the sink"), as opposed to those of a resting place ("in the kitchen").
+_GOAL_PREPS = frozenset({'to', 'into', 'onto'})
+
 
 class StateReading(OutcomeReading):
     """The state changes a parse reports (a layer of a parse reading)."""
@@ -141,6 +144,7 @@ class StateReading(OutcomeReading):
             hangers = dict.fromkeys(t for m in movers if m.dep_ == 'dobj'
                                     for t in (m, self.doc[self.heads.get(m.i, m.i)]))
             preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
+        preps += [g for g in self._onward(preps, names) if g not in preps]
         before = after = ''
         destination = False
         for outer in sorted(preps, key=lambda p: p.i):
@@ -165,6 +169,27 @@ class StateReading(OutcomeReading):
             return []
         return [StateChange(name, 'location', before, after)
                 for name in dict.fromkeys(names[m.i] for m in movers)]
+
+    def _onward(self, preps: list[Token], names: dict[int, str]) -> list[Token]:
+        """The goal phrase of "from A to B" when the parser hung it on A ("the counter to the
+        dishwasher"): a "to/into/onto" phrase on a named thing of the source phrase says where
+        the mover went. A place phrase there ("from the cupboard in the kitchen"), a goal in a
+        clause ("the shelf that leads to the hall") or on a word that is not a thing ("the table
+        next to the sink") stays the source's."""
+        sources = [p for p in preps if p.lower_ == 'from']
+        sources += [c for p in preps if p.lower_ == 'out' for c in p.children if c.lower_ == 'of']
+        things = [o for s in sources for o in s.children if o.dep_ == 'pobj']
+        goals: list[Token] = []
+        while things:  # down the chain of nouns and their phrases: "from the shelf above the sink to ..."
+            thing = things.pop()
+            for child in thing.children:
+                if child.dep_ == 'conj':
+                    things.append(child)
+                elif child.dep_ == 'prep' and child.lower_ in _GOAL_PREPS and thing.i in names:
+                    goals.append(child)
+                elif child.dep_ == 'prep':
+                    things += [o for o in child.children if o.dep_ == 'pobj']
+        return goals
 
     def _place_of(self, prep: Token, names: dict[int, str]) -> str:
         """The thing a preposition names: its object, or what that object is part of
