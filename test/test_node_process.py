@@ -77,6 +77,10 @@ def test_process_serves_everything_and_exits_cleanly(tmp_path: Path, model_paths
             assert list(mem.forget([1], 'protect').changed) == [1]
             with pytest.raises(MemoryServiceError, match='unknown memory id'):
                 mem.reinforce([77], 0.5)
+            with pytest.raises(MemoryServiceError, match='fleet tier'):
+                mem.reinforce([1], 0.5, robot_id='other')
+            held = mem.state_of('fridge')
+            assert list(zip(held.attributes, held.values, strict=True))[:1] == [('state', 'open')], held
             bag = tmp_path / 'talker'
             import shutil
 

@@ -12,7 +12,8 @@ from rclpy.node import Node
 
 from brainmem_ros.errors import BrainMemError
 from brainmem_ros.msg import Observation
-from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, Stats, Store
+from brainmem_ros.ros.convert import to_time
+from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, StateOf, Stats, Store
 
 
 class MemoryServiceError(BrainMemError):
@@ -66,7 +67,7 @@ class MemoryClient:
         self._clients = {name: node.create_client(srv, prefix + name) for name, srv in (
             ('store', Store), ('retrieve', Retrieve), ('reinforce', Reinforce),
             ('consolidate', Consolidate), ('forget', Forget), ('stats', Stats),
-            ('set_context', SetContext))}
+            ('set_context', SetContext), ('state_of', StateOf))}
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until every service is available and the node serves a Stats call.
@@ -129,9 +130,17 @@ class MemoryClient:
                          m.activation, m.unit.strength, m.unit.valence, tuple(m.path), m)
                 for m in self.call('retrieve', req).memories]
 
-    def reinforce(self, ids: Sequence[int], reward: float, note: str = '') -> Any:
-        """Reward memories that were used."""
-        return self.call('reinforce', Reinforce.Request(ids=list(ids), reward=float(reward), note=note))
+    def reinforce(self, ids: Sequence[int], reward: float, note: str = '', *, robot_id: str = '') -> Any:
+        """Reward memories that were used (``robot_id``: of the fleet robot that shared them)."""
+        return self.call('reinforce', Reinforce.Request(ids=list(ids), reward=float(reward), note=note,
+                                                        robot_id=robot_id))
+
+    def state_of(self, entity: str, *, attribute: str = '', as_of: float | None = None) -> Any:
+        """What holds (or held at ``as_of``, POSIX seconds) of an entity: the StateOf response."""
+        request = StateOf.Request(entity=entity, attribute=attribute)
+        if as_of is not None:
+            request.as_of = to_time(as_of)
+        return self.call('state_of', request)
 
     def consolidate(self) -> Any:
         """Run a consolidation cycle."""
