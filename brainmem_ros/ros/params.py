@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -12,6 +14,7 @@ from brainmem_ros.errors import ConfigError
 from brainmem_ros.fleet.config import FleetConfig
 from brainmem_ros.fleet.config import describe as describe_fleet
 from brainmem_ros.memory.config import MemoryConfig, describe
+from brainmem_ros.ros.param_overrides import check_overrides
 
 # Options that may change while the node runs (validated by the on-set callback).
 RUNTIME_SECTIONS = ('retrieval.', 'dynamics.')
@@ -98,8 +101,13 @@ def parameter_names() -> list[str]:
             + [f'fleet.{k}' for k in describe_fleet()])
 
 
-def declare(node: Node) -> None:
-    """Declare all parameters with descriptors (ranges are enforced by rclpy too)."""
+def declare(node: Node, *, args: Sequence[str] | None = None) -> None:
+    """Declare all parameters with descriptors (ranges are enforced by rclpy too).
+
+    ``args`` is the command line the node's context was initialised with (default
+    ``sys.argv``, as for ``rclpy.init()``); a ``-p`` override in it of the wrong type
+    raises ``InvalidParameterTypeException``, with a params file or without.
+    """
     defaults = NodeConfig()
     for f in fields(NodeConfig):
         value = getattr(defaults, f.name)
@@ -124,6 +132,7 @@ def declare(node: Node) -> None:
             continue
         node.declare_parameter(name, value, _descriptor(name, description, fleet_bound, value,
                                                         read_only=True))
+    check_overrides(node, sys.argv if args is None else args)
 
 
 def load_fleet(node: Node) -> FleetConfig:
