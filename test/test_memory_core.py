@@ -14,6 +14,7 @@ from dbfile import evidence_types, file_rows
 from brainmem_ros.errors import InvalidInputError, StoreError, UnknownIdError
 from brainmem_ros.memory import BrainMem, EdgeKind, Entity, MemoryConfig, Pose, UnitType
 from brainmem_ros.memory.facts import fact_factors
+from brainmem_ros.memory.types import Outcome
 
 T0 = 1_760_000_000.0  # a fixed clock: the suite is deterministic
 
@@ -135,6 +136,27 @@ def test_consolidation_marginalizes_but_never_loses(mem_factory: Any) -> None:
     assert hits[0].unit.id == peers[0].id
     assert mem.forget([peers[0].id], mode='restore') == [peers[0].id]
     assert peers[0].id in {h.unit.id for h in mem.retrieve('hallway light flickered', top_k=5)}
+    # A restore lasts: the next cycle does not marginalize the memory again at once.
+    mem.consolidate(now=T0 + 1001 * 86400.0)
+    assert not mem.get([peers[0].id])[0].marginalized
+
+
+def test_a_marginalized_memory_comes_back_only_by_association(mem_factory: Any) -> None:
+    """Reached through the graph, a marginalized memory counts for what its links pass on,
+    not for its own match: the best match it was before it no longer comes first."""
+    mem: BrainMem = mem_factory(clock=lambda: T0)
+    texts = ['The red mug is on the kitchen counter.', 'I watered the fern in the living room.',
+             'The garage door was left open.', 'The user asked for coffee at 7am.',
+             'The keys are in the blue bowl by the door.', 'The cat sleeps on the sofa.']
+    ids = [mem.store(t, stamp=T0 - 60 * (len(texts) - i), episode_id='e1').id for i, t in enumerate(texts)]
+    assert mem.retrieve('fern watering', top_k=3)[0].unit.id == ids[1]
+    mem.forget([ids[1]], mode='marginalize')
+    hits = mem.retrieve('fern watering', top_k=len(texts))
+    assert hits[0].unit.id != ids[1]
+    for hit in hits:
+        if hit.unit.id == ids[1]:  # if its links reach it, by them alone
+            assert hit.parts.vector == 0.0 and len(hit.path) > 1
+    assert mem.retrieve('fern watering', top_k=3, include_marginalized=True)[0].unit.id == ids[1]
 
 
 def test_near_duplicates_fold_into_one_unit(mem_factory: Any) -> None:
@@ -235,6 +257,20 @@ def test_reflection_creates_insights_linked_to_their_evidence(mem_factory: Any) 
         assert evidence and all(t == 'observation' for t in evidence)
     hits = mem.retrieve('what keeps going wrong with the dishwasher?', types=['reflection'])
     assert hits and all(h.unit.type is UnitType.REFLECTION for h in hits)
+
+
+def test_a_reflection_on_what_went_well_is_no_failure(mem_factory: Any) -> None:
+    """The summary's tallies ("0 failed") are not an outcome: an insight drawn from what went
+    well is not stored as a failure (all of them were, with valence -0.6)."""
+    mem = mem_factory()
+    for i in range(4):
+        mem.store(f'I put the blue key in the bowl by the door, trip {i}.', stamp=1_000.0 + 60 * i,
+                  episode_id='keys', valence=0.5)
+    insights = mem.reflect(force=True)
+    assert insights, 'no insight from four memories of the key'
+    for unit in insights:
+        assert 'failed' in unit.text and unit.outcome is not Outcome.FAILURE
+        assert unit.valence == pytest.approx(0.5)
 
 
 def test_encoder_failure_during_retrieve_is_the_error_reported(mem_factory: Any, embedder: Any,

@@ -22,6 +22,8 @@ from brainmem_ros.memory.types import EdgeKind, MemoryUnit
 
 _log = logging.getLogger(__name__)
 MAX_STRENGTH = 2.0
+#: A new memory's strength (MemoryUnit.strength), and a restored one's.
+NEW_STRENGTH = 1.0
 
 
 @dataclass(frozen=True)

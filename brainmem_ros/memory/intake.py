@@ -10,7 +10,7 @@ from brainmem_ros.memory.config import DynamicsConfig
 from brainmem_ros.memory.graph import Neighbours
 from brainmem_ros.memory.requests import CheckedObservation
 from brainmem_ros.memory.store import SqliteStore
-from brainmem_ros.memory.types import Enrichment, Entity, MemoryUnit, Outcome, Pose
+from brainmem_ros.memory.types import Enrichment, Entity, MemoryUnit, Outcome, Pose, UnitType
 
 _NUMBER = re.compile(r'\d+(?:\.\d+)?')
 #: Near-duplicates are looked for among the few nearest memories only.
@@ -33,14 +33,18 @@ def draft_unit(obs: CheckedObservation, pose: Pose | None, extractor: Extractor,
     merged: dict[str, Entity] = {e.key: e for e in extraction.entities}
     for e in obs.entities:
         merged.setdefault(e.key, e)
-    unit_valence = obs.valence if obs.valence is not None else (extraction.valence or 0.0)
+    # A reflection counts the outcomes of its evidence ("3 went well, 0 failed"): its outcome
+    # words are tallies, not something that happened, so it states no outcome of its own.
+    derived = obs.type is UnitType.REFLECTION
+    outcome = Outcome.UNKNOWN if derived else extraction.outcome
+    unit_valence = obs.valence if obs.valence is not None else (0.0 if derived else extraction.valence or 0.0)
     unit_importance = obs.importance if obs.importance is not None else (
-        extraction.importance or heuristic_importance(extraction.outcome, len(merged)))
+        extraction.importance or heuristic_importance(outcome, len(merged)))
     return MemoryUnit(
         id=0, stamp=when, text=obs.text, type=obs.type, episode_id=obs.episode_id, source=obs.source,
         entities=tuple(merged.values()),
         actions=tuple(dict.fromkeys([*extraction.actions, *obs.actions])),
-        state_changes=extraction.state_changes, outcome=extraction.outcome,
+        state_changes=extraction.state_changes, outcome=outcome,
         valence=float(unit_valence), importance=float(unit_importance), last_access=when,
         pose=pose, valid_from=when, enrichment=Enrichment.PENDING if enrich else Enrichment.NONE)
 

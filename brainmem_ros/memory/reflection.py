@@ -88,9 +88,12 @@ def plan(units: list[MemoryUnit], reasoner: Reasoner | None, *, now: float,
         if not evidence or not insight.text.strip():
             continue
         importance = min(10.0, sum(u.importance for u in evidence) / len(evidence) + 2.0)
+        # As good or as bad as what it was drawn from (its text tallies outcomes, see intake).
+        valence = max(-1.0, min(1.0, sum(u.valence for u in evidence) / len(evidence)))
         chosen.append(PlannedInsight(
             ObservationInput(insight.text[:max_text_bytes // 2], stamp=now, type=UnitType.REFLECTION,
-                             source='reflection', importance=importance), tuple(evidence)))
+                             source='reflection', importance=importance, valence=valence),
+            tuple(evidence)))
     return chosen
 
 

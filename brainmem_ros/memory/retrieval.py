@@ -30,6 +30,7 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
@@ -213,8 +214,12 @@ class Retriever:
         heads = [h for h in heads if h.id in held]
         if not heads:
             return []
-        self._add_cosines(cosine, {h.id: held[h.id] for h in heads if h.id not in cosine}, qvecs, weights,
-                          cfg.part_agreement)
+        # A marginalized memory is out of recall: reached through the graph, it counts for what
+        # its links pass on, not for its own match to the query (which made marginalizing moot).
+        hidden = {h.id for h in heads if h.marginalized and not q.include_marginalized}
+        self._add_cosines(cosine, {h.id: held[h.id] for h in heads if h.id not in {*cosine, *hidden}},
+                          qvecs, weights, cfg.part_agreement)
+        cosine.update(dict.fromkeys(hidden, -math.inf))  # below any floor of the scale: no evidence
         # Memories that state an entity's value the query's entities no longer have (or,
         # with as_of, did not have then) step back; those stating the current one step up.
         facts = fact_factors(FactStore(self.store), [h.id for h in heads], q.entity_keys, as_of=q.as_of)

@@ -267,6 +267,11 @@ class Upkeep:
                 self._set_marginalized(changed, True)
             elif mode == 'restore':
                 changed = [u.id for u in units if u.marginalized]
+                # Restored by hand, a memory starts again as strong as a new one: left as weak
+                # as it was, the next consolidation cycle marginalized it again.
+                for u in units:
+                    if u.marginalized and u.strength < dynamics.NEW_STRENGTH:
+                        self.store_db.set_fields(u.id, strength=dynamics.NEW_STRENGTH)
                 self._set_marginalized(changed, False)
             elif mode in ('protect', 'unprotect'):
                 flag = mode == 'protect'
