@@ -204,8 +204,8 @@ def valid_retrieve(draw: st.DrawFn) -> Retrieve.Request:
                            top_k=draw(st.integers(0, MAX_TOP_K)),
                            episode_id=draw(st.sampled_from(['', 'ep-1', 'nope'])),
                            types=draw(st.lists(st.sampled_from(UNIT_TYPES), max_size=3)),
-                           use_pose=draw(st.booleans()), radius=draw(st.floats(0.01, 1e6)),
-                           include_marginalized=draw(st.booleans()))
+                           use_pose=draw(st.booleans()), include_marginalized=draw(st.booleans()))
+    req.radius = draw(st.floats(0.01, 1e6)) if req.use_pose else 0.0
     if draw(st.booleans()):
         req.since, req.until = Time(sec=since), Time(sec=until)
     pose_fields(req.pose.pose, draw(st.lists(finite, min_size=7, max_size=7)))
@@ -243,17 +243,19 @@ def check_retrieve(node: Served, req: Retrieve.Request, *, must_succeed: bool) -
         req.since.sec + req.since.nanosec * 1e-9 > req.until.sec + req.until.nanosec * 1e-9
     texts = [as_sent(t) for t in (req.query, req.goal, req.current_state)]
     p, o = req.pose.pose.position, req.pose.pose.orientation
-    pose_ok = not req.use_pose or (all(math.isfinite(v) for v in (p.x, p.y, p.z, o.x, o.y, o.z, o.w,
-                                                                   req.radius))
-                                   and max(abs(p.x), abs(p.y), abs(p.z)) <= 1e6)
+    # Without use_pose a radius is refused (it would be ignored); with it, pose and radius checked.
+    pose_ok = req.radius == 0.0 if not req.use_pose else (
+        all(math.isfinite(v) for v in (p.x, p.y, p.z, o.x, o.y, o.z, o.w, req.radius))
+        and max(abs(p.x), abs(p.y), abs(p.z)) <= 1e6)
+    # A nanosec out of range, or a time before 1970.
     bad_time = next((name for name, t in (('since', req.since), ('until', req.until), ('as_of', req.as_of))
-                     if t.nanosec >= 1_000_000_000), None)
+                     if t.nanosec >= 1_000_000_000 or t.sec < 0), None)
     # The node checks the pose first, then the times, then the texts; when those pass,
     # the first bad field must be named.
     if not pose_ok:
         assert not resp.success and ('pose' in resp.message or 'radius' in resp.message), resp.message
     elif bad_time is not None:
-        assert not resp.success and f'{bad_time}.nanosec' in resp.message, resp.message
+        assert not resp.success and f'{bad_time}.' in resp.message, resp.message
     elif all(len(t.encode()) <= MAX_TEXT for t in texts) and any(t.strip() for t in texts):
         if not 0 <= req.top_k <= MAX_TOP_K:
             assert not resp.success and 'top_k' in resp.message, resp.message
