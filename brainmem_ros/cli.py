@@ -10,12 +10,17 @@
     brainmem replay BAG [--rate R] [--topics T ...] [--remap FROM:=TO ...] [--loop]
     brainmem export DATA_DIR OUT_DIR
     brainmem viz DATA_DIR OUT.png
+
+Exit status: 0 done, 1 error (``brainmem: error: ...``), 2 bad arguments, 3 replayed
+messages nobody subscribed to, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -31,8 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The command-line interface (every sub-command is documented in the README)."""
     parser = argparse.ArgumentParser(prog='brainmem', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--ns', default='', help='namespace of the brainmem node (e.g. /robot1)')
-    parser.add_argument('--timeout', type=float, default=10.0, help='service timeout in seconds')
+    parser.add_argument('--ns', type=namespace, default='',
+                        help='namespace of the brainmem node (e.g. /robot1)')
+    parser.add_argument('--timeout', type=timeout_seconds, default=10.0,
+                        help='service timeout in seconds')
     sub = parser.add_subparsers(dest='command', required=True)
     p = sub.add_parser('store', help='store an observation')
     p.add_argument('text')
@@ -44,20 +51,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('query')
     p.add_argument('--goal', default='')
     p.add_argument('--state', default='')
-    p.add_argument('-k', '--top-k', type=int, default=5)
+    p.add_argument('-k', '--top-k', type=top_k, default=5)
     p.add_argument('--episode', default='')
     p.add_argument('--include-marginalized', action='store_true')
     p.add_argument('--scope', choices=('local', 'fleet'), default='local',
                    help='fleet: merge the memories other robots shared (fleet tier on)')
     p = sub.add_parser('reinforce', help='reward memories that helped (or punish ones that misled)')
-    p.add_argument('ids', type=int, nargs='+')
-    p.add_argument('--reward', type=float, required=True)
+    p.add_argument('ids', type=memory_id, nargs='+')
+    p.add_argument('--reward', type=finite_number, required=True)
     p.add_argument('--note', default='')
     p.add_argument('--robot', default='', help="the fleet robot that shared the memories ('' = this one)")
     sub.add_parser('stats', help='counts, queue depth, index and store size')
     sub.add_parser('consolidate', help='run one consolidation cycle now')
     p = sub.add_parser('forget', help='marginalize, restore, protect, unprotect or delete memories')
-    p.add_argument('ids', type=int, nargs='+')
+    p.add_argument('ids', type=memory_id, nargs='+')
     p.add_argument('--mode', required=True,
                    choices=['marginalize', 'restore', 'protect', 'unprotect', 'delete'])
     p.add_argument('--confirm', action='store_true', help='required for --mode delete')
@@ -72,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help='POSIX seconds or an ISO 8601 local time (default: now)')
     p = sub.add_parser('replay', help='publish a rosbag2 (sqlite3 or mcap) into the ROS graph')
     p.add_argument('bag', type=Path)
-    p.add_argument('--rate', type=float, default=1.0)
-    p.add_argument('--topics', nargs='*')
+    p.add_argument('--rate', type=positive_number, default=1.0)
+    p.add_argument('--topics', nargs='+')
     p.add_argument('--loop', action='store_true')
     p.add_argument('--remap', nargs='*', default=[], metavar='FROM:=TO',
                    help='publish bag topic FROM on TO (relative TO: under --ns)')
@@ -94,7 +101,8 @@ def ros_node(name: str) -> Iterator[Any]:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
-    rclpy.init()
+    # Not sys.argv: rcl would take a ``--remap FROM:=TO`` of replay for a remap of this node.
+    rclpy.init(args=[])
     node = rclpy.create_node(name)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
@@ -112,45 +120,107 @@ def ros_node(name: str) -> Iterator[Any]:
         thread.join(2)
 
 
-def parse_time(text: str) -> float:
-    """POSIX seconds from a number or an ISO 8601 time (local time when it names no zone)."""
+# Argument types: a value the messages cannot carry (rclpy would raise deep inside a
+# call, or wrap it silently) or that means nothing (a negative timeout) is refused by
+# argparse, with the argument's name, before any ROS work.
+
+_UINT64_MAX = 2**64 - 1  # memory ids (uint64 in the .srv files)
+_INT32_MAX = 2**31 - 1  # Retrieve.top_k; builtin_interfaces/Time.sec
+_TIMEOUT_MAX_S = 1e6
+
+
+def finite_number(text: str) -> float:
+    """A float that is neither NaN nor infinite."""
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        pass
-    try:
-        return datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        msg = f'not POSIX seconds nor an ISO 8601 time: {text!r}'
+        msg = f'not a number: {text!r}'
         raise argparse.ArgumentTypeError(msg) from None
+    if not math.isfinite(value):
+        msg = f'must be a finite number, got {text!r}'
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
-def call_state_of(node: Any, args: argparse.Namespace) -> Any:
-    """One StateOf call; MemoryServiceError on timeout or success=false."""
-    from brainmem_ros.ros.client import MemoryServiceError
-    from brainmem_ros.ros.convert import to_time
-    from brainmem_ros.srv import StateOf
+def positive_number(text: str) -> float:
+    """A finite float above zero (a rate)."""
+    value = finite_number(text)
+    if value <= 0:
+        msg = f'must be positive, got {text!r}'
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
-    prefix = args.ns.rstrip('/') + '/' if args.ns else ''
-    client = node.create_client(StateOf, prefix + 'state_of')
+
+def timeout_seconds(text: str) -> float:
+    """A positive number of seconds, at most a million (longer ones overflow the waits)."""
+    value = positive_number(text)
+    if value > _TIMEOUT_MAX_S:
+        msg = f'must be at most {_TIMEOUT_MAX_S:.0f} s, got {text!r}'
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _whole_number(text: str, high: int, what: str) -> int:
     try:
-        if not client.wait_for_service(timeout_sec=args.timeout):
-            msg = f'brainmem service {client.srv_name} is not available'
-            raise MemoryServiceError(msg)
-        future = client.call_async(StateOf.Request(entity=args.entity, attribute=args.attribute,
-                                                   as_of=to_time(args.as_of)))
-        done = threading.Event()
-        future.add_done_callback(lambda _: done.set())
-        if not done.wait(args.timeout):
-            client.remove_pending_request(future)
-            msg = f'brainmem service {client.srv_name} did not answer within {args.timeout} s'
-            raise MemoryServiceError(msg)
-        response = future.result()
-        if not response.success:
-            raise MemoryServiceError(response.message)
-        return response
-    finally:
-        node.destroy_client(client)
+        value = int(text)
+    except ValueError:
+        msg = f'not a whole number: {text!r}'
+        raise argparse.ArgumentTypeError(msg) from None
+    if not 0 <= value <= high:
+        msg = f'{what} must be within 0..{high}, got {text}'
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def memory_id(text: str) -> int:
+    """A memory id: what a uint64 holds."""
+    return _whole_number(text, _UINT64_MAX, 'a memory id')
+
+
+def top_k(text: str) -> int:
+    """Retrieve's top_k (an int32; 0 = the node's default)."""
+    return _whole_number(text, _INT32_MAX, 'top_k')
+
+
+def namespace(text: str) -> str:
+    """A ROS namespace, made absolute (``robot1`` -> ``/robot1``; ``''`` or ``/`` = the root)."""
+    if not text.strip('/'):
+        return ''
+    from rclpy.exceptions import InvalidNamespaceException
+    from rclpy.validate_namespace import validate_namespace
+
+    absolute = '/' + text.strip('/')
+    try:
+        validate_namespace(absolute)
+    except InvalidNamespaceException as exc:
+        # rclpy's message is several lines (the name with a caret under the fault).
+        msg = f'not a ROS namespace: {text!r} ({str(exc).splitlines()[0].rstrip(":")})'
+        raise argparse.ArgumentTypeError(msg) from None
+    return absolute
+
+
+def parse_time(text: str) -> float:
+    """POSIX seconds from a number or an ISO 8601 time (local time when it names no zone).
+
+    Zero would mean "now" to the node, and builtin_interfaces/Time holds int32 seconds:
+    times outside (1970-01-01, 2038-01-19] are refused.
+    """
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = datetime.fromisoformat(text)
+        except ValueError:
+            msg = f'not POSIX seconds nor an ISO 8601 time: {text!r}'
+            raise argparse.ArgumentTypeError(msg) from None
+        try:
+            seconds = when.timestamp()
+        except (ValueError, OverflowError, OSError):  # years the C library cannot convert
+            seconds = math.nan
+    if not (math.isfinite(seconds) and 0 < seconds < _INT32_MAX + 1):
+        msg = f'{text!r} is outside what a ROS time holds (after 1970-01-01, before 2038-01-19)'
+        raise argparse.ArgumentTypeError(msg)
+    return seconds
 
 
 def print_state(r: Any, out: Callable[[str], None] = print) -> None:
@@ -178,6 +248,15 @@ def print_recalled(items: Sequence[Any], out: Callable[[str], None] = print) -> 
             f'{r.activation:5.2f} {r.strength:5.2f}  {r.text[:70]}  [{path}]')
 
 
+def remap_hint(bag_topic: str, readers: Sequence[str], ns: str) -> str:
+    """How to send a bag topic nobody reads to the live topics of its type that have readers."""
+    if not readers:
+        return ''
+    target = readers[0].removeprefix(ns + '/') if ns else readers[0]
+    return (f'; subscribed topics of its type: {", ".join(readers)} '
+            f'(replay onto one with --remap {bag_topic}:={target})')
+
+
 def run_online(args: argparse.Namespace) -> int:
     """Sub-commands that talk to the node."""
     from brainmem_ros.ros.client import MemoryClient
@@ -192,10 +271,11 @@ def run_online(args: argparse.Namespace) -> int:
                             remap=remap, namespace=args.ns, skip=skipped)
             for name in report.unsubscribed:
                 print(f'brainmem: warning: nobody subscribes to {report.published_as[name]} '
-                      f'(bag topic {name}): its messages went nowhere', file=sys.stderr)
+                      f'(bag topic {name}): its {report.per_topic[name]} messages went nowhere'
+                      + remap_hint(name, report.readers.get(name, ()), args.ns), file=sys.stderr)
             print(f'replayed {report.messages} messages in {report.seconds:.1f} s: '
                   + ', '.join(f'{t} x{n} as {report.published_as[t]}' for t, n in report.per_topic.items()))
-            return 3 if report.per_topic and len(report.unsubscribed) == len(report.per_topic) else 0
+            return 3 if report.unsubscribed else 0
         client = MemoryClient(node, namespace=args.ns, timeout=args.timeout)
         if args.command == 'store':
             r = client.store(args.text, episode_id=args.episode, type=args.type, source=args.source,
@@ -236,16 +316,31 @@ def run_online(args: argparse.Namespace) -> int:
         elif args.command == 'forget':
             print(client.forget(args.ids, args.mode, confirm=args.confirm).message)
         elif args.command == 'state':
-            print_state(call_state_of(node, args))
+            print_state(client.state_of(args.entity, attribute=args.attribute, as_of=args.as_of))
         elif args.command == 'context':
             r = client.set_context(episode_id=args.episode, goal=args.goal, clear_goal=args.clear_goal)
             print(f'episode={r.episode_id!r} goal={r.goal!r}')
     return 0
 
 
+def describe(exc: BaseException) -> str:
+    """One line for an expected error (an OSError names its file, not its errno)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f'{exc.strerror}: {exc.filename}' if exc.filename else exc.strerror
+    return str(exc)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``brainmem`` command."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    for arg in argv:
+        try:
+            arg.encode()
+        except UnicodeEncodeError:
+            # Bytes that are not UTF-8 reach Python as lone surrogates: no message carries them.
+            parser.error(f'argument {os.fsencode(arg)!r} is not valid UTF-8')
+    args = parser.parse_args(argv)
     try:
         if args.command == 'export':
             from brainmem_ros.export import export
@@ -259,8 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f'wrote {draw(args.data_dir, args.out)}')
             return 0
         return run_online(args)
-    except BrainMemError as exc:
-        print(f'brainmem: {exc}', file=sys.stderr)
+    except (BrainMemError, OSError) as exc:
+        print(f'brainmem: error: {describe(exc)}', file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print('brainmem: interrupted', file=sys.stderr)

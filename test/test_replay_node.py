@@ -15,7 +15,7 @@ import pytest
 from brainmem_ros.srv import Retrieve, Stats
 from conftest import FIXTURES
 from rcl_interfaces.msg import Log
-from rosutil import call, node_env, running_node, wait_for
+from rosutil import call, node_env, own_namespace, running_node, wait_for
 
 from brainmem_ros.ros.replay import replay
 
@@ -114,3 +114,46 @@ def test_cli_replay_warns_and_stops_cleanly(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and 'Traceback' not in err, err
+
+
+def cli_replay(ns: str, bag: Path, *words: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, '-m', 'brainmem_ros.cli', '--ns', ns, 'replay', str(bag), *words],
+                          env=node_env(), capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_cli_replay_refuses_a_topic_the_bag_lacks(tmp_path: Path) -> None:
+    from brainmem_ros.bags.episode import write_episode_bag
+
+    bag = write_episode_bag(tmp_path / 'household')
+    out = cli_replay(own_namespace('cli'), bag, '--topics', '/captions', '/nope')
+    # It printed "replayed 0 messages" and exited 0.
+    assert out.returncode == 1 and not out.stdout, out.stdout + out.stderr
+    assert out.stderr == (f'brainmem: error: not in bag {bag}: /nope '
+                          '(its topics: /amcl_pose, /brainmem/observations, /captions)\n')
+
+
+def test_cli_replay_into_a_namespace_names_the_remap_it_needs(tmp_path: Path, model_paths: object) -> None:
+    # The README's `brainmem --ns /exp1 replay data/household_episode` published the bag's
+    # /brainmem/observations as /exp1/brainmem/observations, which the node in /exp1 does
+    # not read: 28 observations lost with a warning, and exit 0.
+    from brainmem_ros.bags.episode import write_episode_bag
+
+    bag = write_episode_bag(tmp_path / 'household')
+    extra = {'text_topics': ['captions'], 'pose_topic': 'amcl_pose'}
+    with running_node(tmp_path / 'mem', extra=extra) as (node, client):
+        ns = node.get_namespace()
+        lost = cli_replay(ns, bag, '--rate', '50')
+        assert lost.returncode == 3, lost.stdout + lost.stderr
+        assert (f'brainmem: warning: nobody subscribes to {ns}/brainmem/observations (bag topic '
+                f'/brainmem/observations): its 28 messages went nowhere; subscribed topics of its type: '
+                f'{ns}/observations, {ns}/observations/shared (replay onto one with '
+                '--remap /brainmem/observations:=observations)') in lost.stderr, lost.stderr
+        kept = cli_replay(ns, bag, '--rate', '50', '--remap', '/brainmem/observations:=observations')
+        assert kept.returncode == 0 and not kept.stderr, kept.stderr
+        assert f'/brainmem/observations x28 as {ns}/observations' in kept.stdout
+
+        def stored() -> int:
+            details = call(client, Stats, 'stats', Stats.Request()).details_json
+            return int(json.loads(details)['ingest']['stored'])
+
+        assert wait_for(lambda: stored() == 5 + 5 + 28, timeout=120), stored()  # captions twice

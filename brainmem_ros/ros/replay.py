@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from rclpy.duration import Duration
+from rclpy.exceptions import InvalidTopicNameException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.validate_topic_name import validate_topic_name
 
 from brainmem_ros.bags import list_topics, read_bag
 from brainmem_ros.errors import InvalidInputError
@@ -31,6 +33,9 @@ class ReplayReport:
     seconds: float
     published_as: dict[str, str] = field(default_factory=dict)
     unsubscribed: tuple[str, ...] = ()  # live topics nobody subscribed to (bag names)
+    #: For each of ``unsubscribed``: the live topics of its type that have a subscriber
+    #: (under ``namespace`` when one was given), where a remap would have sent it.
+    readers: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def target_topic(name: str, *, namespace: str = '', remap: dict[str, str] | None = None) -> str:
@@ -56,6 +61,11 @@ def parse_remaps(items: Sequence[str]) -> dict[str, str]:
         if not sep or not src or not dst:
             msg = f'remap must be FROM:=TO, got {item!r}'
             raise InvalidInputError(msg)
+        try:
+            validate_topic_name(dst)
+        except InvalidTopicNameException as exc:
+            msg = f'remap target {dst!r} is not a ROS topic name ({str(exc).splitlines()[0].rstrip(":")})'
+            raise InvalidInputError(msg) from None
         out[src] = dst
     return out
 
@@ -73,19 +83,43 @@ def message_class(msgtype: str) -> Any:
         raise InvalidInputError(msg) from None
 
 
+def _select(bag: Path, topics: Sequence[str] | None, skip: Sequence[str]) -> list[Any]:
+    """The bag's topics to replay; InvalidInputError naming the bag's topics when that is none
+    of them, or when ``topics`` names one the bag does not have."""
+    infos = list_topics(bag)
+    names = ', '.join(t.name for t in infos) or 'none'
+    missing = [name for name in topics or () if name not in {t.name for t in infos}]
+    if missing:
+        msg = f'not in bag {bag}: {", ".join(missing)} (its topics: {names})'
+        raise InvalidInputError(msg)
+    chosen = [t for t in infos if t.name in topics] if topics is not None else \
+        [t for t in infos if t.name not in skip]
+    if not chosen:
+        msg = f'nothing to replay in bag {bag}: its topics ({names}) are all skipped; name them in topics'
+        raise InvalidInputError(msg)
+    return chosen
+
+
+def _readers(node: Node, msgtype: str, namespace: str, exclude: set[str]) -> tuple[str, ...]:
+    ns = '/' + namespace.strip('/') + '/' if namespace.strip('/') else '/'
+    return tuple(sorted(name for name, types in node.get_topic_names_and_types()
+                        if msgtype in types and name.startswith(ns) and name not in exclude
+                        and node.count_subscribers(name)))
+
+
 def replay(node: Node, bag: Path, *, rate: float = 1.0, topics: Sequence[str] | None = None,
            remap: dict[str, str] | None = None, namespace: str = '',
            skip: Sequence[str] = SKIPPED_TOPICS, wait_for_subscribers: float = 5.0,
            loop: bool = False, should_stop: Callable[[], bool] = lambda: False) -> ReplayReport:
     """Publish the bag's messages (still serialized) with their recorded spacing / ``rate``.
 
-    Topics named in ``skip`` are not replayed unless ``topics`` names them.
+    Topics named in ``skip`` are not replayed unless ``topics`` names them. A topic in
+    ``topics`` that the bag does not have, or nothing left to replay, is an InvalidInputError.
     """
     if not rate > 0:
         msg = f'rate must be positive, got {rate!r}'
         raise InvalidInputError(msg)
-    infos = [t for t in list_topics(bag)
-             if (topics is None and t.name not in skip) or (topics is not None and t.name in topics)]
+    infos = _select(bag, topics, skip)
     targets = {t.name: target_topic(t.name, namespace=namespace, remap=remap) for t in infos}
     qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
     publishers = {t.name: node.create_publisher(message_class(t.msgtype), targets[t.name], qos)
@@ -94,11 +128,14 @@ def replay(node: Node, bag: Path, *, rate: float = 1.0, topics: Sequence[str] | 
     while time.monotonic() < deadline and not all(p.get_subscription_count() for p in publishers.values()):
         time.sleep(0.05)
     unsubscribed = tuple(name for name, p in publishers.items() if not p.get_subscription_count())
+    types = {t.name: t.msgtype for t in infos}
+    readers = {name: _readers(node, types[name], namespace, set(targets.values())) for name in unsubscribed}
     counts = {name: 0 for name in publishers}
     start = time.monotonic()
 
     def report() -> ReplayReport:
-        return ReplayReport(sum(counts.values()), counts, time.monotonic() - start, targets, unsubscribed)
+        return ReplayReport(sum(counts.values()), counts, time.monotonic() - start, targets, unsubscribed,
+                            readers)
 
     try:
         while True:
