@@ -107,13 +107,17 @@ def main() -> int:
             say(f'\n== 4. the plan worked: reinforce the memories it used {used}')
             cli('reinforce', *map(str, used), '--reward', '1.0', '--note', 'plan succeeded')
 
-            say(f'\n== 5. retrieve again for "{goal}": reinforced memories gain strength and rank')
+            say(f'\n== 5. retrieve again for "{goal}": the reinforced memories are stronger')
             second = client.retrieve('how can I reach something high up?', goal=goal, top_k=5)
             print_recalled(second, say)
+            # Every memory of step 3 was used then (its recency rose); only the reinforced
+            # ones also gained strength, which lifts their prior a little: a bounded lift that
+            # reorders near-ties, never one that buries a better match.
             before = {r.id: r for r in first}
             for r in second:
                 if r.id in before:
-                    say(f'  #{r.id}: score {before[r.id].score:.3f} -> {r.score:.3f}, '
+                    mark = 'reinforced' if r.id in used else 'not reinforced'
+                    say(f'  #{r.id} ({mark}): score {before[r.id].score:.3f} -> {r.score:.3f}, '
                         f'strength {before[r.id].strength:.2f} -> {r.strength:.2f}')
 
             say('\n== 6. a failure is recalled; memories linked to it come back through the graph (a > b)')
