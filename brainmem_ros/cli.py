@@ -12,7 +12,7 @@
     brainmem viz DATA_DIR OUT.png
 
 Exit status: 0 done, 1 error (``brainmem: error: ...``), 2 bad arguments, 3 replayed
-messages nobody subscribed to, 130 interrupted.
+messages nobody subscribed to, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -100,9 +101,12 @@ def ros_node(name: str) -> Iterator[Any]:
     """An rclpy node spun in a background thread (clients wait on futures)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
 
     # Not sys.argv: rcl would take a ``--remap FROM:=TO`` of replay for a remap of this node.
-    rclpy.init(args=[])
+    # No rclpy signal handlers: on SIGTERM they shut the context down under a call in progress
+    # (a traceback from deep in rcl); main() turns SIGINT and SIGTERM into a clean exit instead.
+    rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(name)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
@@ -341,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Bytes that are not UTF-8 reach Python as lone surrogates: no message carries them.
             parser.error(f'argument {os.fsencode(arg)!r} is not valid UTF-8')
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         if args.command == 'export':
             from brainmem_ros.export import export
@@ -360,6 +365,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print('brainmem: interrupted', file=sys.stderr)
         return 130
+    except Terminated:
+        print('brainmem: terminated', file=sys.stderr)
+        return 128 + signal.SIGTERM
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: raised in the main thread, so open nodes and files close on the way out."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 if __name__ == '__main__':
