@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--rate', type=positive_number, default=1.0)
     p.add_argument('--topics', nargs='+')
     p.add_argument('--loop', action='store_true')
+    p.add_argument('--wait', type=positive_number, default=5.0, metavar='S',
+                   help='seconds to wait for the subscribers of the bag topics (a busy graph takes longer)')
+    p.add_argument('--clock', action='store_true',
+                   help="publish the bag's time on /clock (for a node with use_sim_time:=true)")
     p.add_argument('--remap', nargs='*', default=[], metavar='FROM:=TO',
                    help='publish bag topic FROM on TO (relative TO: under --ns)')
     p.add_argument('--include-rosout', action='store_true',
@@ -272,7 +276,8 @@ def run_online(args: argparse.Namespace) -> int:
             remap = parse_remaps(args.remap)
             skipped = () if args.include_rosout else SKIPPED_TOPICS
             report = replay(node, args.bag, rate=args.rate, topics=args.topics, loop=args.loop,
-                            remap=remap, namespace=args.ns, skip=skipped)
+                            remap=remap, namespace=args.ns, skip=skipped, clock=args.clock,
+                            wait_for_subscribers=args.wait)
             for name in report.unsubscribed:
                 print(f'brainmem: warning: nobody subscribes to {report.published_as[name]} '
                       f'(bag topic {name}): its {report.per_topic[name]} messages went nowhere'

@@ -17,6 +17,7 @@ from conftest import FIXTURES
 from rcl_interfaces.msg import Log
 from rosutil import call, node_env, own_namespace, running_node, wait_for
 
+from brainmem_ros.bags import read_bag
 from brainmem_ros.ros.replay import replay
 
 pytestmark = pytest.mark.ros
@@ -36,6 +37,26 @@ def test_talker_bag_gives_one_unit_per_message(bag: str, tmp_path: Path, model_p
         hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='Hello, world! 7', top_k=3))
         assert hits.memories[0].unit.text == 'Hello, world! 7'
         assert hits.memories[0].unit.source == '/topic'
+
+
+def test_replay_with_clock_gives_what_the_node_stamps_the_bag_time(tmp_path: Path,
+                                                                   model_paths: object) -> None:
+    """std_msgs/String has no stamp: the node stamps it with its clock, which with
+    use_sim_time and replay's /clock is the bag's time, not the day of the replay."""
+    source = FIXTURES / 'talker_mcap'
+    if not source.is_dir():
+        pytest.skip(f'fixture bag {source} not present')
+    copy = tmp_path / 'talker'
+    shutil.copytree(source, copy)
+    recorded = [m.timestamp_ns / 1e9 for m in read_bag(copy, topics=['/topic'])]
+    extra = {'text_topics': ['/topic'], 'use_sim_time': True}
+    with running_node(tmp_path / 'mem', namespace='', extra=extra) as (_, client):
+        replay(client, copy, rate=20.0, topics=['/topic'], clock=True)
+        assert wait_for(lambda: call(client, Stats, 'stats', Stats.Request()).units == 10)
+        hits = call(client, Retrieve, 'retrieve', Retrieve.Request(query='Hello, world!', top_k=10))
+    stamps = [m.unit.stamp.sec + m.unit.stamp.nanosec * 1e-9 for m in hits.memories]
+    assert len(stamps) == 10
+    assert all(min(recorded) - 1.0 <= t <= max(recorded) + 1.0 for t in stamps), (stamps, recorded)
 
 
 def test_household_bag_attaches_poses(tmp_path: Path, model_paths: object) -> None:
@@ -145,13 +166,16 @@ def test_cli_replay_into_a_namespace_names_the_remap_it_needs(tmp_path: Path, mo
     extra = {'text_topics': ['captions'], 'pose_topic': 'amcl_pose'}
     with running_node(tmp_path / 'mem', extra=extra) as (node, client):
         ns = node.get_namespace()
-        lost = cli_replay(ns, bag, '--rate', '50')
+        # The CLI is a process of its own: on a busy machine its discovery of the node takes
+        # longer than the default 5 s, and the hint would name no subscribed topic.
+        lost = cli_replay(ns, bag, '--rate', '50', '--wait', '20')
         assert lost.returncode == 3, lost.stdout + lost.stderr
         assert (f'brainmem: warning: nobody subscribes to {ns}/brainmem/observations (bag topic '
                 f'/brainmem/observations): its 28 messages went nowhere; subscribed topics of its type: '
                 f'{ns}/observations, {ns}/observations/shared (replay onto one with '
                 '--remap /brainmem/observations:=observations)') in lost.stderr, lost.stderr
-        kept = cli_replay(ns, bag, '--rate', '50', '--remap', '/brainmem/observations:=observations')
+        kept = cli_replay(ns, bag, '--rate', '50', '--wait', '20', '--remap',
+                          '/brainmem/observations:=observations')
         assert kept.returncode == 0 and not kept.stderr, kept.stderr
         assert f'/brainmem/observations x28 as {ns}/observations' in kept.stdout
 

@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builtin_interfaces.msg import Time
 from rclpy.duration import Duration
 from rclpy.exceptions import InvalidTopicNameException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.validate_topic_name import validate_topic_name
+from rosgraph_msgs.msg import Clock
 
 from brainmem_ros.bags import list_topics, read_bag
 from brainmem_ros.errors import InvalidInputError
@@ -110,11 +112,15 @@ def _readers(node: Node, msgtype: str, namespace: str, exclude: set[str]) -> tup
 def replay(node: Node, bag: Path, *, rate: float = 1.0, topics: Sequence[str] | None = None,
            remap: dict[str, str] | None = None, namespace: str = '',
            skip: Sequence[str] = SKIPPED_TOPICS, wait_for_subscribers: float = 5.0,
-           loop: bool = False, should_stop: Callable[[], bool] = lambda: False) -> ReplayReport:
+           loop: bool = False, should_stop: Callable[[], bool] = lambda: False,
+           clock: bool = False) -> ReplayReport:
     """Publish the bag's messages (still serialized) with their recorded spacing / ``rate``.
 
     Topics named in ``skip`` are not replayed unless ``topics`` names them. A topic in
     ``topics`` that the bag does not have, or nothing left to replay, is an InvalidInputError.
+    ``clock``: publish the bag's time on ``/clock`` before each message (as ``ros2 bag play
+    --clock``), for a node with ``use_sim_time``: what it stamps itself (a caption, which has
+    no header) then gets the bag's time, like the stamped messages around it, not today's.
     """
     if not rate > 0:
         msg = f'rate must be positive, got {rate!r}'
@@ -124,8 +130,10 @@ def replay(node: Node, bag: Path, *, rate: float = 1.0, topics: Sequence[str] | 
     qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
     publishers = {t.name: node.create_publisher(message_class(t.msgtype), targets[t.name], qos)
                   for t in infos}
+    ticker = node.create_publisher(Clock, '/clock', 10) if clock else None
+    waited = [*publishers.values(), *([ticker] if ticker is not None else [])]
     deadline = time.monotonic() + wait_for_subscribers
-    while time.monotonic() < deadline and not all(p.get_subscription_count() for p in publishers.values()):
+    while time.monotonic() < deadline and not all(p.get_subscription_count() for p in waited):
         time.sleep(0.05)
     unsubscribed = tuple(name for name, p in publishers.items() if not p.get_subscription_count())
     types = {t.name: t.msgtype for t in infos}
@@ -149,21 +157,38 @@ def replay(node: Node, bag: Path, *, rate: float = 1.0, topics: Sequence[str] | 
                 delay = due - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
+                if ticker is not None:
+                    _tick(ticker, message.timestamp_ns, first=message.timestamp_ns == first_ns)
                 publishers[message.topic].publish(message.rawdata)
                 counts[message.topic] += 1
             if not loop:
                 break
     finally:
-        # Reliable delivery: let subscribers acknowledge before the publishers go away
-        # (not after Ctrl-C shut the context down: nothing is delivered any more).
-        for pub in publishers.values():
-            if node.context.ok():
-                try:
-                    pub.wait_for_all_acked(Duration(seconds=5))
-                except _rclpy.RCLError:
-                    # Ctrl-C's shutdown of the context can land between the check and the
-                    # wait (rclpy shuts it down after raising KeyboardInterrupt).
-                    if node.context.ok():
-                        raise
-            node.destroy_publisher(pub)
+        _release(node, waited)
     return report()
+
+
+def _tick(ticker: Any, stamp_ns: int, *, first: bool) -> None:
+    """The bag's time on /clock; the first time, delivered before the replay goes on: the
+    node's clock must hold it before the first message the node stamps itself arrives (until
+    then a sim clock reads zero)."""
+    sec, nanosec = divmod(stamp_ns, 10**9)
+    ticker.publish(Clock(clock=Time(sec=sec, nanosec=nanosec)))
+    if first:
+        ticker.wait_for_all_acked(Duration(seconds=2))
+        time.sleep(0.2)  # acknowledged is received, not yet applied by the node's executor
+
+
+def _release(node: Node, publishers: Sequence[Any]) -> None:
+    # Reliable delivery: let subscribers acknowledge before the publishers go away
+    # (not after Ctrl-C shut the context down: nothing is delivered any more).
+    for pub in publishers:
+        if node.context.ok():
+            try:
+                pub.wait_for_all_acked(Duration(seconds=5))
+            except _rclpy.RCLError:
+                # Ctrl-C's shutdown of the context can land between the check and the
+                # wait (rclpy shuts it down after raising KeyboardInterrupt).
+                if node.context.ok():
+                    raise
+        node.destroy_publisher(pub)
