@@ -15,7 +15,7 @@ KEYS = {
     'ament_index_python': 'ament_index_python', 'builtin_interfaces': 'builtin_interfaces',
     'geometry_msgs': 'geometry_msgs', 'launch': 'launch', 'launch_ros': 'launch_ros',
     'lifecycle_msgs': 'lifecycle_msgs', 'rcl_interfaces': 'rcl_interfaces', 'rclpy': 'rclpy',
-    'std_msgs': 'std_msgs', 'visualization_msgs': 'visualization_msgs',
+    'std_msgs': 'std_msgs', 'visualization_msgs': 'visualization_msgs', 'rosgraph_msgs': 'rosgraph_msgs',
     'numpy': 'python3-numpy', 'yaml': 'python3-yaml', 'networkx': 'python3-networkx',
     'matplotlib': 'python3-matplotlib', 'zstandard': 'python3-zstandard', 'lz4': 'python3-lz4',
     'psycopg': 'python3-psycopg', 'psycopg_pool': 'python3-psycopg-pool',

@@ -38,7 +38,7 @@ from reliability.checks import (
     units_by_id,
 )
 from reliability.dds import DdsClient, NodeDiedError
-from rosutil import node_process, own_namespace
+from rosutil import node_process, own_domain, own_namespace
 
 from brainmem_ros.memory import BrainMem
 
@@ -68,13 +68,14 @@ class Campaign:
 def run_trial(data_dir: Path, log: Path, campaign: Campaign, *, trial: int, stores: int,
               save_every: int, rng: random.Random) -> None:
     """One node life: recover, serve a burst of Store calls, die by SIGKILL."""
-    # Each life in a namespace of its own: the killed one's endpoints linger in the DDS graph
-    # until their lease ends, and under the same names they can hide the new node's services.
-    namespace = own_namespace(f'crash{trial}')
+    # Each life in a namespace and a domain of its own: the killed one's endpoints linger in the
+    # DDS graph until their lease ends, and the session's domain is crowded late in a run
+    # (rosutil.own_domain).
+    namespace, domain = own_namespace(f'crash{trial}'), own_domain()
     args = ['--ros-args', '-r', f'__ns:={namespace}', '-p', f'data_dir:={data_dir}',
             '-p', 'markers_period_s:=0.0', '-p', f'memory.store.index_save_every:={save_every}']
-    with node_process(args, log=log) as proc, \
-            DdsClient(f'crash_client_{trial}', namespace=namespace) as client:
+    with node_process(args, log=log, domain=domain) as proc, \
+            DdsClient(f'crash_client_{trial}', namespace=namespace, domain=domain) as client:
         def alive() -> bool:
             return proc.poll() is None
 

@@ -15,7 +15,7 @@ import pytest
 from brainmem_ros.srv import Retrieve, Stats
 from conftest import FIXTURES
 from rcl_interfaces.msg import Log
-from rosutil import call, node_env, own_namespace, running_node, wait_for
+from rosutil import call, node_env, own_domain, own_namespace, running_node, wait_for
 
 from brainmem_ros.bags import read_bag
 from brainmem_ros.ros.replay import replay
@@ -140,9 +140,10 @@ def test_cli_replay_warns_and_stops_cleanly(tmp_path: Path) -> None:
         assert proc.returncode == code and 'Traceback' not in err, err
 
 
-def cli_replay(ns: str, bag: Path, *words: str) -> subprocess.CompletedProcess[str]:
+def cli_replay(ns: str, bag: Path, *words: str, domain: int | None = None
+               ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, '-m', 'brainmem_ros.cli', '--ns', ns, 'replay', str(bag), *words],
-                          env=node_env(), capture_output=True, text=True, timeout=120, check=False)
+                          env=node_env(domain), capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_cli_replay_refuses_a_topic_the_bag_lacks(tmp_path: Path) -> None:
@@ -164,18 +165,19 @@ def test_cli_replay_into_a_namespace_names_the_remap_it_needs(tmp_path: Path, mo
 
     bag = write_episode_bag(tmp_path / 'household')
     extra = {'text_topics': ['captions'], 'pose_topic': 'amcl_pose'}
-    with running_node(tmp_path / 'mem', extra=extra) as (node, client):
+    # The CLI is a process of its own: it and the node meet in a domain of their own
+    # (rosutil.own_domain), and it waits longer than its default 5 s for a busy machine.
+    domain = own_domain()
+    with running_node(tmp_path / 'mem', extra=extra, domain=domain) as (node, client):
         ns = node.get_namespace()
-        # The CLI is a process of its own: on a busy machine its discovery of the node takes
-        # longer than the default 5 s, and the hint would name no subscribed topic.
-        lost = cli_replay(ns, bag, '--rate', '50', '--wait', '20')
+        lost = cli_replay(ns, bag, '--rate', '50', '--wait', '20', domain=domain)
         assert lost.returncode == 3, lost.stdout + lost.stderr
         assert (f'brainmem: warning: nobody subscribes to {ns}/brainmem/observations (bag topic '
                 f'/brainmem/observations): its 28 messages went nowhere; subscribed topics of its type: '
                 f'{ns}/observations, {ns}/observations/shared (replay onto one with '
                 '--remap /brainmem/observations:=observations)') in lost.stderr, lost.stderr
         kept = cli_replay(ns, bag, '--rate', '50', '--wait', '20', '--remap',
-                          '/brainmem/observations:=observations')
+                          '/brainmem/observations:=observations', domain=domain)
         assert kept.returncode == 0 and not kept.stderr, kept.stderr
         assert f'/brainmem/observations x28 as {ns}/observations' in kept.stdout
 

@@ -28,9 +28,10 @@ class DdsClient:
     per call costs a discovery round trip, which would dominate a hammering loop.
     """
 
-    def __init__(self, name: str = 'reliability_client', *, namespace: str = '') -> None:
+    def __init__(self, name: str = 'reliability_client', *, namespace: str = '',
+                 domain: int | None = None) -> None:
         self.context = Context()
-        rclpy.init(context=self.context)
+        rclpy.init(context=self.context, domain_id=domain)
         self.node: Node = rclpy.create_node(name, context=self.context, namespace=namespace)
         self._executor = SingleThreadedExecutor(context=self.context)
         self._executor.add_node(self.node)
