@@ -78,7 +78,7 @@ def main() -> int:
     node_proc = subprocess.Popen(
         [sys.executable, '-m', 'brainmem_ros.ros.node', '--ros-args',
          '--params-file', str(REPO / 'config' / 'brainmem.yaml'), '-r', f'__ns:={NS}',
-         '-p', f'data_dir:={memory_dir}', '-p', 'autostart:=false'],
+         '-p', f'data_dir:={memory_dir}', '-p', 'autostart:=false', '-p', 'use_sim_time:=true'],
         stdout=log, stderr=subprocess.STDOUT)
     try:
         with ros_node('demo_planner') as node:
@@ -88,9 +88,12 @@ def main() -> int:
             client = MemoryClient(node, namespace=NS, timeout=30.0)
             client.wait(60.0)
 
-            say('== 2. replay the household episode bag (x20 speed): observations, captions, /amcl_pose')
+            # The node runs on the bag's clock (use_sim_time, replay's /clock): the captions it
+            # stamps itself are remembered at the bag's time, like the observations around them.
+            say('== 2. replay the household episode bag (x20 speed, on its own clock): observations, '
+                'captions, /amcl_pose')
             report = replay(node, bag, rate=20.0, remap={'/captions': f'{NS}/captions',
-                                                         '/amcl_pose': f'{NS}/amcl_pose'})
+                                                         '/amcl_pose': f'{NS}/amcl_pose'}, clock=True)
             say('  ' + ', '.join(f'{t} x{n}' for t, n in report.per_topic.items()))
             expected = sum(n for t, n in report.per_topic.items() if t != '/amcl_pose')
             end = time.monotonic() + 60
