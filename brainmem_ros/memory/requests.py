@@ -81,7 +81,7 @@ def check_pose(pose: object, name: str = 'pose') -> Pose | None:
                    'from the frame origin')
             raise InvalidInputError(msg)
     if math.sqrt(pose.qx ** 2 + pose.qy ** 2 + pose.qz ** 2 + pose.qw ** 2) < 1e-6:
-        msg = f'{name} orientation is a zero quaternion (no rotation): give qw=1 for "no rotation"'
+        msg = f'{name}.orientation is a zero quaternion (no rotation): give w=1 for "no rotation"'
         raise InvalidInputError(msg)
     return pose
 

@@ -13,7 +13,7 @@ from geometry_msgs.msg import PoseStamped
 
 from brainmem_ros.errors import InvalidInputError
 from brainmem_ros.memory.facts import Fact
-from brainmem_ros.memory.requests import MAX_ACTIONS, MAX_COORDINATE_M, MAX_ENTITIES
+from brainmem_ros.memory.requests import check_pose
 from brainmem_ros.memory.types import MemoryUnit, Pose, ScoredMemory, UnitType
 from brainmem_ros.msg import Entity as EntityMsg
 from brainmem_ros.msg import MemoryUnit as MemoryUnitMsg
@@ -92,16 +92,11 @@ def pose_from_msg(pose: PoseMsg, frame: str, *, orientation: bool = True) -> Pos
     if not orientation:
         Pose(p.x, p.y, p.z, o.x, o.y, o.z, o.w)  # NaN/inf still named
         o = PoseMsg().orientation
-    for axis, value in (('x', p.x), ('y', p.y), ('z', p.z)):
-        if math.isfinite(value) and abs(value) > MAX_COORDINATE_M:
-            msg = f'pose.{axis}={value:g} is beyond {MAX_COORDINATE_M:g} m from the frame origin'
-            raise InvalidInputError(msg)
+    # The memory's own checks (finite, within reach of the origin, a rotation), then normalised.
+    check_pose(Pose(p.x, p.y, p.z, o.x, o.y, o.z, o.w))
     q = (o.x, o.y, o.z, o.w)
-    norm = math.sqrt(sum(c * c for c in q)) if all(math.isfinite(c) for c in q) else math.nan
-    if norm < 1e-6:
-        msg = 'pose.orientation is a zero quaternion (no rotation): give w=1 for "no rotation"'
-        raise InvalidInputError(msg)
-    if math.isfinite(norm) and norm != 1.0:
+    norm = math.sqrt(sum(c * c for c in q))
+    if norm != 1.0:
         q = tuple(c / norm for c in q)
     return Pose(p.x, p.y, p.z, q[0], q[1], q[2], q[3], frame or 'map')
 
@@ -127,11 +122,7 @@ def observation_kwargs(msg: Observation, *, episode_id: str, latest_pose: Pose |
     if kind not in CLIENT_TYPES:
         msg_ = f'type must be one of {", ".join(CLIENT_TYPES)}, got {kind[:40]!r}'
         raise InvalidInputError(msg_)
-    for name, values, limit in (('entities', msg.entities, MAX_ENTITIES),
-                                ('actions', msg.actions, MAX_ACTIONS)):
-        if len(values) > limit:
-            msg_ = f'{len(values)} {name} in one observation, more than the {limit} allowed'
-            raise InvalidInputError(msg_)
+    # Counts of entities and actions: checked by the memory (requests.check_observation).
     kwargs: dict[str, Any] = {
         'stamp': stamp_seconds(msg.header.stamp, now=now, policy=stamps),
         'episode_id': msg.episode_id or episode_id,
