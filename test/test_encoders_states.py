@@ -116,8 +116,12 @@ def test_taken_from_a_place(x: SpacyExtractor, text: str, change: StateChange) -
      StateChange('red mug', 'location', 'counter', 'dishwasher')),
     ('Took the keys from the drawer to the front door',
      StateChange('key', 'location', 'drawer', 'front door')),
+    # "Put" may be an order or a report; with a source and a goal it is a move either way.
     ('Put the cups from the drying rack into the cupboard.',
-     StateChange('cup', 'location', '', 'cupboard')),
+     StateChange('cup', 'location', 'drying rack', 'cupboard')),
+    # The small tagger reads "counter" after "kitchen" as an adjective.
+    ('Moved the mug from the kitchen counter to the dishwasher.',
+     StateChange('mug', 'location', 'kitchen counter', 'dishwasher')),
     # ... and on the verb, as before.
     ('Moved the red mug from the counter to the sink', StateChange('red mug', 'location', 'counter', 'sink')),
     ('Moved the vase from the shelf onto the dining table.',
@@ -127,6 +131,23 @@ def test_goal_hung_on_the_source(x: SpacyExtractor, text: str, change: StateChan
     got = _changes(x, text)
     assert change in got, got
     assert len([c for c in got if c.attribute == 'location']) == 1, got
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    # A scene set before the verb is not where the thing went.
+    ('In the kitchen, I moved the mug to the sink.', StateChange('mug', 'location', '', 'sink')),
+    ('At the table, put the spoon into the drawer.', StateChange('spoon', 'location', '', 'drawer')),
+    # A resting phrase between the thing and the goal is where it stood.
+    ('Moved the cup on the table to the shelf.', StateChange('cup', 'location', 'table', 'shelf')),
+    ('Carried the plate in the living room to the kitchen.',
+     StateChange('plate', 'location', 'living room', 'kitchen')),
+    # Neither a side of a thing nor "next to" is a goal: the first place phrase says where.
+    ('Put the mug on the shelf to the left of the sink.', StateChange('mug', 'location', '', 'shelf')),
+    ('Hung the towels on the rail next to the sink.', StateChange('towel', 'location', '', 'rail')),
+])
+def test_goal_phrase_wins_over_resting_phrases(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    got = [c for c in x.extract(text).state_changes if c.attribute == 'location']
+    assert got == [change], got
 
 
 @pytest.mark.parametrize(('text', 'change'), [
@@ -148,6 +169,9 @@ def test_source_phrase_keeps_its_own_places(x: SpacyExtractor, text: str, change
     'A golden retriever watches the back door from the hallway rug.',  # where it watches from
     'No person detected in the storage room.',
     'The door to the server room was locked.',  # which door, not where it is
+    'Please take these towels to the laundry room.',  # orders: nothing has moved yet
+    'Move the cup to the sink.',
+    'Turn off the lights in the garage when you pass by.',
 ])
 def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     assert not [c for c in x.extract(text).state_changes if c.attribute == 'location'], text

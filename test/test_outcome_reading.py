@@ -108,6 +108,9 @@ def test_degree_without_a_thwarted_act_is_no_failure(x: Extractor, text: str) ->
     'The robot is going to reach the dock.',
     'I will reach the goal in 5 minutes.',
     'I could reach the book from the chair.',
+    'Please finish the dishes.',               # requests: nothing is done yet
+    'Finish the dishes, then vacuum.',
+    'Complete the inspection of the garage.',
 ])
 def test_an_aim_or_a_possibility_is_no_success(x: Extractor, text: str) -> None:
     assert x.extract(text).outcome is Outcome.UNKNOWN
@@ -122,6 +125,8 @@ def test_an_aim_or_a_possibility_is_no_success(x: Extractor, text: str) -> None:
     'I was able to reach the book.',
     'Completed the patrol of the ground floor without any incidents.',
     'I tried to open the jar and succeeded.',
+    'Finished the dishes.',                    # the tagger calls it "VB"; the word is past
+    'Completed the inspection of the garage.',
 ])
 def test_success_that_happened(x: Extractor, text: str) -> None:
     assert x.extract(text).outcome is Outcome.SUCCESS

@@ -177,6 +177,12 @@ class _Reading(StateReading):
             if (tok.pos_ == 'ADJ' and tok.dep_ == 'amod' and tok.lower_ in nouns_only
                     and tok.head.i == tok.i + 1 and self._abstract(tok.head)):
                 self.as_noun.add(tok.i)  # "the aquarium temperature"
+            elif (tok.pos_ == 'ADJ' and tok.dep_ == 'amod' and tok.head.i == tok.i - 1
+                  and tok.head.pos_ == 'NOUN' and tok.lower_ in nouns and tok.lower_ not in self.states
+                  and any(c.dep_ == 'det' and c.i < tok.head.i for c in tok.head.children)):
+                # "the kitchen counter": English puts no adjective after the noun it
+                # describes, bar a state ("the door open", kept by the state words).
+                self.as_noun.add(tok.i)
         for tok in doc:
             if tok.pos_ == 'PRON' and tok.dep_ in {'pobj', 'dobj'} and tok.is_alpha \
                     and tok.lower_ not in self.stop:

@@ -36,6 +36,14 @@ ABILITY = frozenset({'can', 'could', 'cannot', 'unable'})
 ARRIVALS = frozenset({'goal', 'destination', 'target', 'waypoint'})
 POWER = frozenset({'on', 'off'})
 CONDITIONS = frozenset({'before', 'until', 'till', 'if', 'unless', 'when', 'once', 'whenever'})
+# Verbs whose past tense is their base form. Robot logs report in the past tense, so a
+# clause opening with one of these ("Put the cup in the sink") may be a done act; with
+# any other verb a bare base form is an order ("Close the door"). A closed class of English.
+SAME_PAST = frozenset({'put', 'set', 'cut', 'shut', 'hit', 'let', 'read', 'spread', 'quit', 'cast',
+                       'cost', 'hurt', 'split', 'burst', 'bet', 'bid', 'fit', 'rid', 'shed', 'slit',
+                       'thrust', 'upset', 'wet', 'knit', 'broadcast', 'forecast', 'beat', 'bust'})
+# Words that make a clause a request whatever its verb ("Please finish the dishes").
+REQUEST_MARKERS = frozenset({'please', 'kindly'})
 
 
 
@@ -56,6 +64,21 @@ class ReadingBase:
     camel_actions: dict[int, str]
     _spans: list[tuple[int, int, int]] | None
     heads: dict[int, int]
+
+    def _request(self, tok: Token) -> bool:
+        """An order or a request, not a report of what happened: "Please finish the dishes",
+        "Close the door" (a bare base form with no subject), not "Put the cup away" (see
+        :data:`SAME_PAST`) nor "Closed the door"."""
+        if any(c.lower_ in REQUEST_MARKERS and c.dep_ in {'intj', 'advmod', 'discourse'}
+               for c in tok.children):
+            return True
+        word = tok.lower_
+        if tok.tag_ != 'VB' or tok.dep_ != 'ROOT' or word in SAME_PAST or word in self.irregular \
+                or verb_base(word, self.verbs, self.irregular) not in {'', word}:
+            return False  # the small tagger calls an opening past form "VB" too ("Pushed the chair")
+        # An order opens its clause ("On the bench lie ..." is no order) and has no subject.
+        return all(t.is_punct or t.dep_ in {'intj', 'discourse'} for t in tok.doc[tok.sent.start:tok.i]) \
+            and not any(c.dep_ in {'nsubj', 'nsubjpass', 'aux', 'auxpass', 'expl'} for c in tok.children)
 
     def _is_self(self, name: str) -> bool:
         words = name.replace('_', ' ').split()

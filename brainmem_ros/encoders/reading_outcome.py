@@ -131,8 +131,8 @@ class OutcomeReading(EntityReading):
 
     def _reality(self, tok: Token, depth: int = 0) -> Reality:
         """Whether the clause of ``tok`` says its event happened, did not, or only might."""
-        if imperative(tok):
-            return Reality.UNREAL  # "don't drop it": a request
+        if imperative(tok) or self._request(tok):
+            return Reality.UNREAL  # "don't drop it", "please finish the dishes": a request
         if self._denied(tok):
             return Reality.NOT_HAPPENED
         head = tok.head

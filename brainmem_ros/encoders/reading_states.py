@@ -86,8 +86,9 @@ class StateReading(OutcomeReading):
 
     def _unreal(self, tok: Token) -> bool:
         """A clause that states an intention, a possibility or a condition, not a change:
-        an infinitive ("to put"), a modal ("should move"), "if/before ..."."""
-        return conditional(tok) or any(
+        an infinitive ("to put"), a modal ("should move"), "if/before ...", an order ("Move
+        the cup to the sink")."""
+        return conditional(tok) or self._request(tok) or any(
             c.dep_ in {'aux', 'auxpass'} and c.i not in self.as_noun
             and (c.tag_ == 'MD' or (c.lower_ == 'to' and c.tag_ == 'TO')) for c in tok.children)
 
@@ -145,6 +146,16 @@ class StateReading(OutcomeReading):
                                     for t in (m, self.doc[self.heads.get(m.i, m.i)]))
             preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
         preps += [g for g in self._onward(preps, names) if g not in preps]
+        mover_names = {names[m.i] for m in movers}
+        # A goal phrase naming a thing ("to the sink", "into the drawer") is where a moved
+        # thing went, whatever resting phrase comes first: a scene set before the verb ("In
+        # the kitchen, moved the mug to the sink") or where the thing stood ("moved the cup
+        # on the table to the shelf", which is where it came from). Not a side of a thing
+        # ("to the left of the sink": the first place phrase says more).
+        goal = next((p for p in sorted(preps, key=lambda p: p.i) if transitive and p.lower_ in _GOAL_PREPS
+                     and p.head.pos_ not in {'ADV', 'ADJ'}  # "next to the sink" is no goal
+                     and any(o.dep_ == 'pobj' and o.i in names and names[o.i] not in mover_names
+                             and not any(c.lower_ == 'of' for c in o.children) for o in p.children)), None)
         before = after = ''
         destination = False
         for outer in sorted(preps, key=lambda p: p.i):
@@ -153,22 +164,25 @@ class StateReading(OutcomeReading):
                 word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
             if not transitive and not copula and word not in RESTING_PREPS:
                 continue  # "looked at the table", "talked to Anna": no place of the subject
-            if word == 'from' and not done:
+            if word == 'from' and not done and goal is None:
                 continue  # "watches the door from the rug", "a tower out of blocks"
             destination = destination or word in PLACE_PREPS
             target = self._place_of(prep, names)
-            if not target or any(names[m.i] == target for m in movers):
+            if not target or target in mover_names:
                 continue
             if word == 'from':
                 before = before or target
+            elif goal is not None and outer is not goal:
+                if word in PLACE_PREPS and max(m.i for m in movers) < outer.i < goal.i and not before:
+                    before = target  # "the cup on the table to the shelf": where it stood
             elif word in PLACE_PREPS and not after:
                 after = target
         if not after and before and transitive and not destination:
             after = HELD
         if not after:
             return []
-        return [StateChange(name, 'location', before, after)
-                for name in dict.fromkeys(names[m.i] for m in movers)]
+        return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
+            names[m.i] for m in movers)]
 
     def _onward(self, preps: list[Token], names: dict[int, str]) -> list[Token]:
         """The goal phrase of "from A to B" when the parser hung it on A ("the counter to the
@@ -189,6 +203,8 @@ class StateReading(OutcomeReading):
                     goals.append(child)
                 elif child.dep_ == 'prep':
                     things += [o for o in child.children if o.dep_ == 'pobj']
+                elif child.i in names and names[child.i] == names.get(thing.i):
+                    things.append(child)  # another word of the same name ("the kitchen counter")
         return goals
 
     def _place_of(self, prep: Token, names: dict[int, str]) -> str:
