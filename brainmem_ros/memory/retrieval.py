@@ -217,7 +217,8 @@ class Retriever:
         # A marginalized memory is out of recall: reached through the graph, it counts for what
         # its links pass on, not for its own match to the query (which made marginalizing moot).
         hidden = {h.id for h in heads if h.marginalized and not q.include_marginalized}
-        self._add_cosines(cosine, {h.id: held[h.id] for h in heads if h.id not in {*cosine, *hidden}},
+        known = cosine.keys() | hidden  # once: as a set display in the filter it was rebuilt per head
+        self._add_cosines(cosine, {h.id: held[h.id] for h in heads if h.id not in known},
                           qvecs, weights, cfg.part_agreement)
         cosine.update(dict.fromkeys(hidden, -math.inf))  # below any floor of the scale: no evidence
         # Memories that state an entity's value the query's entities no longer have (or,
