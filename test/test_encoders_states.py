@@ -150,6 +150,25 @@ def test_goal_phrase_wins_over_resting_phrases(x: SpacyExtractor, text: str, cha
     assert got == [change], got
 
 
+@pytest.mark.parametrize(('text', 'changes'), [
+    # "it"/"them" as the object of a joined verb is the first verb's object, in number.
+    ('Picked up the toy car and put it in the toy box.', {StateChange('toy car', 'location', '', 'toy box')}),
+    ('I rinse the mugs and leave them on the drying rack.',
+     {StateChange('mug', 'location', '', 'drying rack')}),
+    ('Opened the fridge and closed it again.', {StateChange('fridge', 'state', '', 'closed')}),
+    ('I searched the bedroom and found them under the pillow.', set()),
+    # Told in sequence, one change: from the first place to the last ("Took" is tagged VB).
+    ('Took the book out of the box and put it on the shelf.',
+     {StateChange('book', 'location', 'box', 'shelf')}),
+    # Taken somewhere unnamed: there, not held.
+    ('Moved the plant from the balcony inside.', {StateChange('plant', 'location', 'balcony', 'inside')}),
+    ('Brought the laundry basket upstairs.', {StateChange('laundry basket', 'location', '', 'upstairs')}),
+    ('Put the dishes away.', set()),
+])
+def test_changes_across_joined_clauses(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
+    assert _changes(x, text) == changes
+
+
 @pytest.mark.parametrize(('text', 'change'), [
     # A place phrase on the source names which source it was; the thing is now held.
     ('Took the mug from the cupboard in the kitchen.', StateChange('mug', 'location', 'cupboard', HELD)),

@@ -42,6 +42,8 @@ CONDITIONS = frozenset({'before', 'until', 'till', 'if', 'unless', 'when', 'once
 SAME_PAST = frozenset({'put', 'set', 'cut', 'shut', 'hit', 'let', 'read', 'spread', 'quit', 'cast',
                        'cost', 'hurt', 'split', 'burst', 'bet', 'bid', 'fit', 'rid', 'shed', 'slit',
                        'thrust', 'upset', 'wet', 'knit', 'broadcast', 'forecast', 'beat', 'bust'})
+# Adverbs of a place a thing was moved to without naming it ("brought the basket upstairs").
+DIRECTIONS = frozenset({'inside', 'outside', 'indoors', 'outdoors', 'upstairs', 'downstairs', 'home'})
 # Words that make a clause a request whatever its verb ("Please finish the dishes").
 REQUEST_MARKERS = frozenset({'please', 'kindly'})
 
@@ -72,13 +74,17 @@ class ReadingBase:
         if any(c.lower_ in REQUEST_MARKERS and c.dep_ in {'intj', 'advmod', 'discourse'}
                for c in tok.children):
             return True
-        word = tok.lower_
-        if tok.tag_ != 'VB' or tok.dep_ != 'ROOT' or word in SAME_PAST or word in self.irregular \
-                or verb_base(word, self.verbs, self.irregular) not in {'', word}:
+        if tok.tag_ != 'VB' or tok.dep_ != 'ROOT' or tok.lower_ in SAME_PAST or self._inflected(tok):
             return False  # the small tagger calls an opening past form "VB" too ("Pushed the chair")
         # An order opens its clause ("On the bench lie ..." is no order) and has no subject.
         return all(t.is_punct or t.dep_ in {'intj', 'discourse'} for t in tok.doc[tok.sent.start:tok.i]) \
             and not any(c.dep_ in {'nsubj', 'nsubjpass', 'aux', 'auxpass', 'expl'} for c in tok.children)
+
+    def _inflected(self, tok: Token) -> bool:
+        """The word is a verb's inflected form, not its base ("Pushed", "Took": the small
+        tagger calls such a word "VB" when it opens a sentence)."""
+        word = tok.lower_
+        return word in self.irregular or verb_base(word, self.verbs, self.irregular) not in {'', word}
 
     def _is_self(self, name: str) -> bool:
         words = name.replace('_', ' ').split()

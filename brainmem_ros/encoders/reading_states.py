@@ -9,6 +9,7 @@ from brainmem_ros.encoders.lexicon import (
     units,
 )
 from brainmem_ros.encoders.reading_base import (
+    DIRECTIONS,
     HELD,
     NOMINAL,
     PLACE_PREPS,
@@ -51,7 +52,7 @@ class StateReading(OutcomeReading):
                 found.extend(self._result_state(tok, names))
                 found.extend(self._placement(tok, names))
         found.extend(self._readings(own))
-        return tuple(dict.fromkeys(found))
+        return _in_sequence(found)
 
     def _names_by_token(self) -> tuple[dict[int, str], dict[int, str]]:
         """The entity name each token of a mention belongs to ("car" and "keys" of "the car
@@ -100,7 +101,7 @@ class StateReading(OutcomeReading):
         # "switched off the lights" is parsed with the object under the particle.
         candidates = [g for c in tok.children if c.dep_ == 'prt' for g in c.children if g.dep_ == 'pobj']
         objects = [c for c in [*tok.children, *candidates] if c.dep_ in {'dobj', 'obj', 'pobj'}
-                   and c.i in names and not indefinite(c)]
+                   and c.i in names and not indefinite(c)] or self._antecedents(tok, names)
         if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB'):
             return []
         lemma, word = tok.lemma_.lower(), tok.lower_
@@ -128,6 +129,7 @@ class StateReading(OutcomeReading):
             movers = [c for c in tok.children if c.dep_ == 'nsubj' and c.i in names]
         else:
             movers = [c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'} and c.i in names]
+            movers = movers or self._antecedents(tok, names)
         transitive = bool(movers) and not copula
         if not movers and not copula and not has_object(tok):
             # "the umbrella is leaning against the rack": the subject is what is placed.
@@ -135,7 +137,8 @@ class StateReading(OutcomeReading):
         movers = [m for m in movers if not any(c.dep_ == 'det' and c.lower_ == 'no' for c in m.children)]
         if not movers:
             return []
-        done = tok.tag_ in {'VBD', 'VBN'} or tok.i in self.as_verb
+        done = tok.tag_ in {'VBD', 'VBN'} or tok.i in self.as_verb or (
+            tok.tag_ == 'VB' and self._inflected(tok))
         preps = [c for c in tok.children if c.dep_ == 'prep']
         preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'}
                   for g in c.children if g.dep_ == 'prep']  # "next to", "close to"
@@ -177,12 +180,41 @@ class StateReading(OutcomeReading):
                     before = target  # "the cup on the table to the shelf": where it stood
             elif word in PLACE_PREPS and not after:
                 after = target
+        if not after and transitive and done:
+            # "moved the plant from the balcony inside": somewhere it was taken, not held.
+            after = next((t.lower_ for t in self._clause(tok)
+                          if t.dep_ == 'advmod' and t.lower_ in DIRECTIONS), '')
         if not after and before and transitive and not destination:
             after = HELD
         if not after:
             return []
         return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
             names[m.i] for m in movers)]
+
+    @staticmethod
+    def _antecedents(tok: Token, names: dict[int, str]) -> list[Token]:
+        """What "it" or "them" as the object of a joined verb stands for: the first verb's
+        object ("picked up the toy car and put it in the box", "opened the fridge and closed
+        it again")."""
+        pronoun = next((c.lower_ for c in tok.children
+                        if c.dep_ == 'dobj' and c.lower_ in {'it', 'them'}), '')
+        if tok.dep_ != 'conj' or not pronoun:
+            return []
+        # "searched the bedroom and found them": "them" is no bedroom.
+        plural = {'it': False, 'them': True}[pronoun]
+        return [c for c in tok.head.children if c.dep_ == 'dobj' and c.i in names and not indefinite(c)
+                and (c.tag_ in {'NNS', 'NNPS'} or any(g.dep_ == 'conj' for g in c.children)) == plural]
+
+    @staticmethod
+    def _clause(tok: Token) -> list[Token]:
+        """The words of the clause of verb ``tok``, without the clauses joined to it."""
+        out: list[Token] = []
+        todo = [c for c in tok.children if c.dep_ not in {'conj', 'cc', 'advcl', 'relcl', 'ccomp'}]
+        while todo:
+            t = todo.pop()
+            out.append(t)
+            todo += [c for c in t.children if c.dep_ not in {'conj', 'cc', 'relcl', 'acl', 'advcl'}]
+        return out
 
     def _onward(self, preps: list[Token], names: dict[int, str]) -> list[Token]:
         """The goal phrase of "from A to B" when the parser hung it on A ("the counter to the
@@ -287,3 +319,16 @@ class StateReading(OutcomeReading):
         """"temperature", "level": what is measured, not a unit (a number before it is
         its value: "temperature 4 C")."""
         return tok.dep_ in {'ROOT', 'nsubj'} and any(c.dep_ == 'compound' for c in tok.children)
+
+
+def _in_sequence(changes: list[StateChange]) -> tuple[StateChange, ...]:
+    """One change per thing and attribute, in the order the text tells them: "took the book
+    out of the box and put it on the shelf" moved the book from the box to the shelf (not
+    to "held", then to the shelf, at the same instant)."""
+    merged: dict[tuple[str, str], StateChange] = {}
+    for change in changes:
+        key = (change.object, change.attribute)
+        first = merged.get(key)
+        merged[key] = change if first is None else StateChange(
+            change.object, change.attribute, first.before or change.before, change.after)
+    return tuple(merged.values())
