@@ -42,10 +42,10 @@ def test_two_namespaces_keep_their_inputs_apart(tmp_path: Path, model_paths: obj
         msg.header.frame_id = 'map'
         msg.pose.pose.position.x = 3.0
         pose.publish(msg)
-        assert wait_for(lambda: n1._latest_pose is not None)
+        assert wait_for(lambda: len(n1._poses) > 0)
         captions.publish(String(data='A red mug on the kitchen counter'))
         assert wait_for(lambda: call(c1, Stats, 'stats', Stats.Request()).units == 1)
-        assert call(c2, Stats, 'stats', Stats.Request()).units == 0 and n2._latest_pose is None
+        assert call(c2, Stats, 'stats', Stats.Request()).units == 0 and len(n2._poses) == 0
         stored = call(c2, Store, 'store', Store.Request())
         assert not stored.success  # empty text; r2 answers on its own services only
         assert c2.get_namespace() == '/r2'

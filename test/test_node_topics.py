@@ -45,7 +45,7 @@ def test_events_markers_and_context_topics(tmp_path: Path, model_paths: object) 
         pose.header.frame_id = 'map'
         pose.pose.pose.position.x, pose.pose.pose.position.y = 2.5, -1.0
         pose_pub.publish(pose)
-        assert wait_for(lambda: node._latest_pose is not None and node.episode_id == 'evening-3')
+        assert wait_for(lambda: len(node._poses) > 0 and node.episode_id == 'evening-3')
         obs_pub.publish(Observation(text='The cat knocked the vase off the shelf'))
         assert wait_for(lambda: any(e.kind == 'created' for e in events))
         req = Store.Request(observation=Observation(text='I swept up the vase'))
@@ -75,3 +75,27 @@ def test_runtime_parameters_are_validated(tmp_path: Path, model_paths: object) -
         assert not bad.successful and node.mem.retriever.config.hops == 2
         ro = _set(client, 'data_dir', ParameterValue(type=ParameterType.PARAMETER_STRING, string_value='/x'))
         assert not ro.successful
+
+
+def test_observation_gets_the_pose_of_its_stamp(tmp_path: Path, model_paths: object) -> None:
+    """A caption that arrives after the robot moved on is remembered where it was seen."""
+    with running_node(tmp_path / 'mem', namespace='', extra={'pose_topic': 'amcl_pose'}) as (node, client):
+        pose_pub = client.create_publisher(PoseWithCovarianceStamped, 'amcl_pose', 10)
+        assert wait_for(lambda: pose_pub.get_subscription_count() > 0)
+        now = node.get_clock().now().nanoseconds * 1e-9
+        for dt, x in ((-3.0, 1.0), (-2.0, 2.0), (-1.0, 3.0)):
+            msg = PoseWithCovarianceStamped()
+            msg.header.frame_id = 'map'
+            msg.header.stamp.sec, msg.header.stamp.nanosec = int(now + dt), int((now + dt) % 1 * 1e9)
+            msg.pose.pose.position.x = x
+            pose_pub.publish(msg)
+        assert wait_for(lambda: len(node._poses) == 3)
+        seen = Observation(text='A red umbrella leans against the hallway wall')
+        seen.header.stamp.sec, seen.header.stamp.nanosec = int(now - 2.1), int((now - 2.1) % 1 * 1e9)
+        stored = call(client, Store, 'store', Store.Request(observation=seen))
+        assert stored.success and stored.unit.pose.pose.position.x == pytest.approx(2.0)
+        unstamped = call(client, Store, 'store', Store.Request(observation=Observation(text='The hall is dark')))
+        assert unstamped.unit.pose.pose.position.x == pytest.approx(3.0)  # now: the newest pose
+        early = Observation(text='The front door is closed')
+        early.header.stamp.sec = int(now - 60.0)  # before every pose kept: no pose
+        assert not call(client, Store, 'store', Store.Request(observation=early)).unit.has_pose

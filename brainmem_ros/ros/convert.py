@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,24 +111,26 @@ def pose_to_msg(pose: Pose) -> PoseStamped:
     return msg
 
 
-def observation_kwargs(msg: Observation, *, episode_id: str, latest_pose: Pose | None,
+def observation_kwargs(msg: Observation, *, episode_id: str, pose_at: Callable[[float], Pose | None],
                        now: float, stamps: StampPolicy) -> dict[str, Any]:
     """Keyword arguments of :meth:`BrainMem.store_ex` for an Observation message.
 
     ``now`` is the node's clock: an unstamped observation happened now, on the same
-    clock as everything else the memory measures time with.
+    clock as everything else the memory measures time with. ``pose_at`` gives the robot's
+    pose at a stamp, for a message that carries none (:mod:`brainmem_ros.ros.pose_history`).
     """
     kind = msg.type or 'observation'
     if kind not in CLIENT_TYPES:
         msg_ = f'type must be one of {", ".join(CLIENT_TYPES)}, got {kind[:40]!r}'
         raise InvalidInputError(msg_)
     # Counts of entities and actions: checked by the memory (requests.check_observation).
+    stamp = stamp_seconds(msg.header.stamp, now=now, policy=stamps)
     kwargs: dict[str, Any] = {
-        'stamp': stamp_seconds(msg.header.stamp, now=now, policy=stamps),
+        'stamp': stamp,
         'episode_id': msg.episode_id or episode_id,
         'source': msg.source,
         'type': kind,
-        'pose': pose_from_msg(msg.pose, msg.header.frame_id) if msg.has_pose else latest_pose,
+        'pose': pose_from_msg(msg.pose, msg.header.frame_id) if msg.has_pose else pose_at(stamp),
         'entities': list(msg.entities),
         'actions': list(msg.actions),
     }

@@ -92,7 +92,7 @@ class InputCallbacks(MemoryNodeBase):
         try:
             text = self._checked_text(msg.text)
             kwargs = convert.observation_kwargs(msg, episode_id=self.episode_id,
-                                                latest_pose=self._latest_pose, now=self.now(),
+                                                pose_at=self._poses.at, now=self.now(),
                                                 stamps=self._stamps)
         except BrainMemError as exc:
             self._refused(exc)
@@ -133,7 +133,7 @@ class InputCallbacks(MemoryNodeBase):
             return
         if self._ingest is not None:
             self._ingest.put(ObservationInput(text=text, stamp=now, source=topic,
-                                              episode_id=self.episode_id, pose=self._latest_pose))
+                                              episode_id=self.episode_id, pose=self._poses.latest))
 
     def message_lost_callback(self, event: Any) -> None:
         """DDS dropped input messages (best effort, or a reader queue overrun): count, say so."""
@@ -142,10 +142,12 @@ class InputCallbacks(MemoryNodeBase):
                              f'({event.total_count} in all): raise qos_depth')
 
     def pose_callback(self, msg: PoseStamped | PoseWithCovarianceStamped) -> None:
-        """Remember the latest robot pose (attached to observations that carry none)."""
+        """Keep the robot's pose by its stamp (attached to observations that carry none)."""
         pose = msg.pose.pose if isinstance(msg, PoseWithCovarianceStamped) else msg.pose
         try:
-            self._latest_pose = convert.pose_from_msg(pose, msg.header.frame_id)
+            # An unstamped pose was taken now; a stamp the observations would refuse is refused.
+            stamp = convert.stamp_seconds(msg.header.stamp, now=self.now(), policy=self._stamps)
+            self._poses.add(stamp, convert.pose_from_msg(pose, msg.header.frame_id))
         except BrainMemError as exc:
             self.get_logger().warning(f'pose ignored: {exc}', throttle_duration_sec=5.0)
 

@@ -60,6 +60,7 @@ from brainmem_ros.ros.ingest import IngestWorker
 from brainmem_ros.ros.inputs import InputCallbacks
 from brainmem_ros.ros.node_base import EPISODE_MAX_BYTES
 from brainmem_ros.ros.outputs import OutputCallbacks
+from brainmem_ros.ros.pose_history import PoseHistory
 from brainmem_ros.ros.query_server import QueryServer
 from brainmem_ros.ros.services import ServiceCallbacks
 from brainmem_ros.ros.shutdown import hurried_by_signals
@@ -132,6 +133,7 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
     def _configure(self) -> None:
         self.cfg, memory_cfg = params.load(self)
         cfg = self.cfg
+        self._poses = PoseHistory(cfg.pose_history_s)
         self._stamps = convert.StampPolicy(future_s=cfg.stamp_future_tolerance_s,
                                            max_age_s=cfg.max_stamp_age_s)
         data_dir = Path(os.path.expanduser(cfg.data_dir))

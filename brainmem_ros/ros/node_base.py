@@ -16,9 +16,9 @@ from rclpy.lifecycle import LifecycleNode
 
 from brainmem_ros.errors import BrainMemError
 from brainmem_ros.memory.brainmem import BrainMem, check_text
-from brainmem_ros.memory.types import Pose
 from brainmem_ros.ros import convert, params
 from brainmem_ros.ros.ingest import IngestWorker
+from brainmem_ros.ros.pose_history import PoseHistory
 from brainmem_ros.ros.timings import ServiceTimings
 
 EPISODE_MAX_BYTES = 256  # what Store accepts as an episode id
@@ -38,7 +38,7 @@ class MemoryNodeBase(LifecycleNode):
         self._ignored_inactive = 0
         self._lost_dds = 0
         self._stamps = convert.StampPolicy()
-        self._latest_pose: Pose | None = None
+        self._poses = PoseHistory()
         self._markers_dirty = threading.Event()
         self._handles: list[Any] = []
         self._events_pub: Any = None

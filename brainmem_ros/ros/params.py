@@ -39,6 +39,9 @@ class NodeConfig:
         'description': 'pose attached to observations without one ("" = none), e.g. amcl_pose'})
     pose_type: str = field(default='PoseWithCovarianceStamped', metadata={
         'description': 'PoseStamped or PoseWithCovarianceStamped'})
+    pose_history_s: float = field(default=30.0, metadata={
+        'description': 'poses kept to attach the one nearest an observation\'s stamp (0 = the latest '
+                       'pose, whatever the stamp)', 'range': (0.0, 3600.0)})
     episode_topic: str = field(default='episode', metadata={
         'description': 'std_msgs/String topic that sets the current episode id'})
     goal_topic: str = field(default='goal', metadata={

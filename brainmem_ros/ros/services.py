@@ -51,7 +51,7 @@ class ServiceCallbacks(MemoryNodeBase):
         """Store one observation."""
         def run(mem: BrainMem, resp: Store.Response) -> None:
             kwargs = convert.observation_kwargs(request.observation, episode_id=self.episode_id,
-                                                latest_pose=self._latest_pose, now=self.now(),
+                                                pose_at=self._poses.at, now=self.now(),
                                                 stamps=self._stamps)
             result = mem.store_ex(request.observation.text, **kwargs)
             resp.id = result.unit.id
