@@ -94,7 +94,8 @@ def test_observation_gets_the_pose_of_its_stamp(tmp_path: Path, model_paths: obj
         seen.header.stamp.sec, seen.header.stamp.nanosec = int(now - 2.1), int((now - 2.1) % 1 * 1e9)
         stored = call(client, Store, 'store', Store.Request(observation=seen))
         assert stored.success and stored.unit.pose.pose.position.x == pytest.approx(2.0)
-        unstamped = call(client, Store, 'store', Store.Request(observation=Observation(text='The hall is dark')))
+        dark = Observation(text='The hall is dark')
+        unstamped = call(client, Store, 'store', Store.Request(observation=dark))
         assert unstamped.unit.pose.pose.position.x == pytest.approx(3.0)  # now: the newest pose
         early = Observation(text='The front door is closed')
         early.header.stamp.sec = int(now - 60.0)  # before every pose kept: no pose
