@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench import state_scores
 from brainmem_ros.encoders.llama import LlamaExtractor
 from brainmem_ros.encoders.models import materialise_models
 from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
@@ -277,6 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser_x.extract('Warm-up: the cup is on the table.')
     results = {'rules': _evaluate(rows, lambda text: (rules.extract(text), False)),
                'spaCy parser (default)': _evaluate(rows, lambda text: (parser_x.extract(text), False))}
+    labelled = state_scores.load()
+    states = {name: state_scores.score(labelled, x.extract, _KEY)
+              for name, x in (('rules', rules), ('spaCy parser (default)', parser_x))} if labelled else {}
     fresh: list[str] | None = None
     if not args.skip_llm:
         paths = materialise_models()
@@ -317,6 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     table = _table(results)
     print('\n'.join(table))
+    print('\n'.join(state_scores.table(states, STYLES)))
     print(f'embedding: {single_ms:.2f} ms/text single, {batched_ms:.2f} ms/text with 32 per call')
     command = 'python -m bench.eval_extraction' + (f' --llm-threads {args.llm_threads}'
                                                     if not args.skip_llm else ' --skip-llm') + (
@@ -350,6 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         'Micro precision/recall over normalised names whose words are reduced to their noun lemma '
         '(entities) and verb lemmas (actions). The LLM has its own rows in the next section.',
         '',
+        *state_scores.section(states, STYLES),
         *_llm_section(old, fresh=fresh),
         '## Where the time goes',
         '',

@@ -1,0 +1,136 @@
+"""State changes scored against a labelled set written for them (part of ``bench.eval_extraction``).
+
+The facts of the memory (where a thing is, what state it is in) are the extractor's
+``StateChange(object, attribute, before, after)``; this scores them on
+``test/data/state_changes_holdout.jsonl``: 160 observations in the eight styles of the
+extraction sets, a quarter of them stating no change (requests, plans, failed attempts,
+negations, questions), labelled by hand from a written guideline without running or
+reading the extractor.
+
+A change is right when its thing, attribute and new value equal a labelled one ("what
+the fact layer records"); ``before`` is scored apart, over the right changes whose label
+states one. Names are compared as the entity scores compare them (normalised, each word
+reduced to its noun lemma); a thing named by its head alone ("mug" for "red mug") counts
+in the lenient columns only. "False facts" counts observations labelled with no change
+for which the extractor reported one: a fact the memory would hold that nothing stated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from brainmem_ros.memory.types import Extraction, StateChange
+
+SET = Path(__file__).resolve().parent.parent / 'test' / 'data' / 'state_changes_holdout.jsonl'
+#: Attributes whose values are names of things (compared as names); the others are words or readings.
+_PLACES = frozenset({'location'})
+
+
+@dataclass
+class StateTally:
+    """Micro counts of one extractor over one split."""
+
+    rows: int = 0
+    got: int = 0
+    want: int = 0
+    right: int = 0
+    lenient: int = 0
+    before_stated: int = 0
+    before_right: int = 0
+    empty_rows: int = 0
+    false_fact_rows: int = 0
+
+    def cells(self) -> list[str]:
+        """P, R (exact), P, R (lenient), before right, false facts, formatted."""
+        def ratio(num: int, den: int) -> str:
+            return f'{num / den:.3f}' if den else 'n/a'
+        return [ratio(self.right, self.got), ratio(self.right, self.want), ratio(self.lenient, self.got),
+                ratio(self.lenient, self.want), f'{self.before_right} / {self.before_stated}',
+                f'{self.false_fact_rows} / {self.empty_rows}']
+
+
+def load(path: Path = SET) -> list[dict[str, object]]:
+    """The labelled rows (none when the set is absent)."""
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding='utf-8').splitlines() if line.strip()]
+
+
+def score(rows: Sequence[dict[str, object]], extract: Callable[[str], Extraction],
+          key: Callable[[str], str]) -> dict[str, StateTally]:
+    """Tallies per style and over the whole set (``'all'``); ``key`` normalises a name."""
+    tallies: dict[str, StateTally] = {}
+    for row in rows:
+        got = [_norm(c, key) for c in extract(str(row['text'])).state_changes]
+        want = [_norm(StateChange(str(c['object']), str(c['attribute']), str(c.get('before', '')),
+                                  str(c['after'])), key)
+                for c in row['changes']]  # type: ignore[attr-defined]
+        for name in ('all', str(row['style'])):
+            _count(tallies.setdefault(name, StateTally()), got, want)
+    return tallies
+
+
+def _count(t: StateTally, got: list[StateChange], want: list[StateChange]) -> None:
+    t.rows += 1
+    t.got += len(got)
+    t.want += len(want)
+    free = list(want)
+    for change in got:
+        exact = next((w for w in free if (w.object, w.attribute, w.after)
+                      == (change.object, change.attribute, change.after)), None)
+        match = exact or next((w for w in free if _head(w.object) == _head(change.object)
+                               and (w.attribute, w.after) == (change.attribute, change.after)), None)
+        if match is None:
+            continue
+        free.remove(match)
+        t.lenient += 1
+        t.right += match is exact
+        if match.before:
+            t.before_stated += 1
+            t.before_right += match.before == change.before
+    if not want:
+        t.empty_rows += 1
+        t.false_fact_rows += bool(got)
+
+
+def _norm(c: StateChange, key: Callable[[str], str]) -> StateChange:
+    def value(v: str) -> str:
+        return key(v) if c.attribute in _PLACES and v != 'held' else ' '.join(v.lower().split())
+    return StateChange(key(c.object), c.attribute.lower(), value(c.before), value(c.after))
+
+
+def _head(name: str) -> str:
+    return name.rsplit(' ', 1)[-1]
+
+
+def table(results: dict[str, dict[str, StateTally]], styles: Sequence[str]) -> list[str]:
+    """Markdown rows: one per extractor and split."""
+    lines = ['| extractor | split | n | P | R | P (head) | R (head) | before right | false facts |',
+             '|---|---|---|---|---|---|---|---|---|']
+    for name, tallies in results.items():
+        for split in ('all', *styles):
+            t = tallies.get(split)
+            if t is not None and t.rows:
+                lines.append(f'| {name} | {"whole set" if split == "all" else split} | {t.rows} | '
+                             + ' | '.join(t.cells()) + ' |')
+    return lines
+
+
+def section(results: dict[str, dict[str, StateTally]], styles: Sequence[str]) -> list[str]:
+    """The page section, or nothing when the set is absent."""
+    if not results:
+        return []
+    n = max(t['all'].rows for t in results.values() if 'all' in t)
+    return ['## State changes, scored', '',
+            f'`test/data/state_changes_holdout.jsonl`: {n} observations in the eight styles, labelled '
+            'by hand with the state changes they state (thing, attribute, before, after) from a written '
+            'guideline, without running or reading the extractor (`bench/state_scores.py` says how '
+            'they are compared). P and R: a change is right when its thing, attribute and new value '
+            'equal a label; "head": a thing named by its last word counts ("mug" for "red mug"); '
+            '"before right": right changes whose label states where the thing came from, and how many '
+            'of those name it; "false facts": observations stating no change (requests, plans, failed '
+            'attempts, negations, questions) for which a change was reported.', '',
+            *table(results, styles), '']
