@@ -45,6 +45,18 @@ def lifecycle(node: Any, transition: int, label: str) -> None:
         raise SystemExit(1)
 
 
+def announce_episode(node: Any, episode_id: str) -> None:
+    """Publish the current episode on the node's ``episode`` topic once it listens."""
+    from std_msgs.msg import String
+
+    pub = node.create_publisher(String, f'{NS}/episode', 10)
+    end = time.monotonic() + 30
+    while pub.get_subscription_count() == 0 and time.monotonic() < end:
+        time.sleep(0.05)
+    pub.publish(String(data=episode_id))
+    say(f'  episode {episode_id!r} announced on {NS}/episode')
+
+
 def cli(*args: str) -> str:
     """Run the ``brainmem`` CLI as a user would, and show what it printed."""
     out = subprocess.run([sys.executable, '-m', 'brainmem_ros.cli', '--ns', NS, *args],
@@ -61,7 +73,7 @@ def main() -> int:
     """Run the demo; exit 0 when every step worked and the node shut down cleanly."""
     from lifecycle_msgs.msg import Transition
 
-    from brainmem_ros.bags.episode import write_episode_bag
+    from brainmem_ros.bags.episode import EPISODE_ID, write_episode_bag
     from brainmem_ros.cli import print_recalled, ros_node
     from brainmem_ros.export import draw
     from brainmem_ros.ros.client import MemoryClient
@@ -92,6 +104,9 @@ def main() -> int:
             # stamps itself are remembered at the bag's time, like the observations around them.
             say('== 2. replay the household episode bag (x20 speed, on its own clock): observations, '
                 'captions, /amcl_pose')
+            # As a task executive would: the episode is announced on the node's episode topic,
+            # so the plain-text captions (which carry none) belong to it like the observations.
+            announce_episode(node, EPISODE_ID)
             report = replay(node, bag, rate=20.0, remap={'/captions': f'{NS}/captions',
                                                          '/amcl_pose': f'{NS}/amcl_pose'}, clock=True)
             say('  ' + ', '.join(f'{t} x{n}' for t, n in report.per_topic.items()))
