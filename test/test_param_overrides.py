@@ -115,3 +115,30 @@ def test_rcl_value_reads_as_rcl_does(text: str) -> None:
     ours = rcl_value(text)
     assert Parameter('v', value=ours).type_ == rcl.type_, (ours, rcl.value)  # type: ignore[no-untyped-call]
     assert ours == rcl.value or (isinstance(ours, float) and math.isnan(ours) and math.isnan(rcl.value))
+
+
+def test_override_a_node_section_beats_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # rcl resolves a node's sections in the order they first appeared: the -p before the file
+    # opened /**, so the file's section for this node wins over the later -p, silently.
+    from brainmem_ros.ros.node import BrainMemNode
+    from brainmem_ros.ros.param_overrides import check_overrides
+
+    own = tmp_path / 'robot.yaml'
+    own.write_text('/brainmem:\n  ros__parameters:\n    max_markers: 7\n')
+    argv = ['brainmem_node', '--ros-args', '-p', f'data_dir:={tmp_path}', '--params-file', str(own),
+            '-p', 'max_markers:=9', '-p', 'autostart:=false']
+    monkeypatch.setattr(sys, 'argv', argv)
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        node = BrainMemNode(context=context)
+        try:
+            held = node.get_parameter('max_markers').value
+            warnings = check_overrides(node, argv)
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+    assert held == 7
+    assert len(warnings) == 1
+    assert warnings[0].startswith('-p max_markers:=9 did not take effect (max_markers is 7)')

@@ -110,14 +110,20 @@ def command_line_overrides(args: Sequence[str]) -> dict[str, str]:
     return rules
 
 
-def check_overrides(node: Node, args: Sequence[str]) -> None:
-    """Refuse a ``-p`` override whose type is not its declared parameter's.
+def check_overrides(node: Node, args: Sequence[str]) -> list[str]:
+    """Refuse a ``-p`` override whose type is not its declared parameter's; return a warning
+    for each well-typed one that did not take effect.
 
     rclpy sees a ``-p`` value only if no params file gives the same parameter a value of
     another type: rcl keeps both in one variant, one field per type, and rclpy reads the
     first field set in the order bool, integer, double, string, arrays. So ``hops:=abc``
     next to ``hops: 2`` in the file reaches the node as 2, and rclpy refuses nothing.
+
+    A ``-p`` rule belongs to the ``/**`` section, and rcl resolves a node's sections in the
+    order they first appeared: a params-file section that names the node beats every ``-p``
+    once any ``-p`` came before the file. Nothing says so; the warning does.
     """
+    ignored: list[str] = []
     for name, text in command_line_overrides(args).items():
         if not node.has_parameter(name):
             continue
@@ -129,3 +135,16 @@ def check_overrides(node: Node, args: Sequence[str]) -> None:
             # The exception rclpy raises for it without a params file, named the same way.
             expected: Any = Parameter.Type(descriptor.type).name
             raise InvalidParameterTypeException(Parameter(name, value=value), expected)
+        held = node.get_parameter(name).value
+        if not _same(held, value):
+            ignored.append(f'-p {name}:={text} did not take effect ({name} is {held!r}): a params-file '
+                           'section that names this node overrides it (rcl resolves sections in the order '
+                           'they first appear, and -p rules are /**); set it in that section, or give the '
+                           'file its values under /**: and -p after --params-file')
+    return ignored
+
+
+def _same(held: Any, value: Any) -> bool:
+    if isinstance(value, float) and isinstance(held, float) and math.isnan(value):
+        return math.isnan(held)
+    return bool(held == value) if not isinstance(held, (list, tuple)) else list(held) == list(value)

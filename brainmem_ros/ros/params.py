@@ -135,7 +135,8 @@ def declare(node: Node, *, args: Sequence[str] | None = None) -> None:
             continue
         node.declare_parameter(name, value, _descriptor(name, description, fleet_bound, value,
                                                         read_only=True))
-    check_overrides(node, sys.argv if args is None else args)
+    for warning in check_overrides(node, sys.argv if args is None else args):
+        node.get_logger().warning(warning)
 
 
 def load_fleet(node: Node) -> FleetConfig:
