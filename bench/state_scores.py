@@ -1,11 +1,13 @@
-"""State changes scored against a labelled set written for them (part of ``bench.eval_extraction``).
+"""State changes scored against labelled sets written for them (part of ``bench.eval_extraction``).
 
 The facts of the memory (where a thing is, what state it is in) are the extractor's
-``StateChange(object, attribute, before, after)``; this scores them on
-``test/data/state_changes_holdout.jsonl``: 160 observations in the eight styles of the
-extraction sets, a quarter of them stating no change (requests, plans, failed attempts,
-negations, questions), labelled by hand from a written guideline without running or
-reading the extractor.
+``StateChange(object, attribute, before, after)``; this scores them on 160 observations in
+the eight styles of the extraction sets, a quarter of them stating no change (requests,
+plans, failed attempts, negations, questions), labelled by hand from a written guideline
+without running or reading the extractor. Before any score was read they were split, by
+style, into ``test/data/state_changes_dev.jsonl`` (the first 10 of each style), whose
+errors may be read to find error classes, and ``test/data/state_changes_holdout.jsonl``
+(the last 10), whose errors are not read.
 
 A change is right when its thing, attribute and new value equal a labelled one ("what
 the fact layer records"); ``before`` is scored apart, over the right changes whose label
@@ -24,7 +26,9 @@ from pathlib import Path
 
 from brainmem_ros.memory.types import Extraction, StateChange
 
-SET = Path(__file__).resolve().parent.parent / 'test' / 'data' / 'state_changes_holdout.jsonl'
+_DATA = Path(__file__).resolve().parent.parent / 'test' / 'data'
+#: Split name -> labelled file.
+SETS = {'dev': _DATA / 'state_changes_dev.jsonl', 'hold-out': _DATA / 'state_changes_holdout.jsonl'}
 #: Attributes whose values are names of things (compared as names); the others are words or readings.
 _PLACES = frozenset({'location'})
 
@@ -52,23 +56,27 @@ class StateTally:
                 f'{self.false_fact_rows} / {self.empty_rows}']
 
 
-def load(path: Path = SET) -> list[dict[str, object]]:
-    """The labelled rows (none when the set is absent)."""
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding='utf-8').splitlines() if line.strip()]
+def load() -> list[dict[str, object]]:
+    """The labelled rows of every split, each with its ``split`` (none when the sets are absent)."""
+    rows: list[dict[str, object]] = []
+    for split, path in SETS.items():
+        if path.is_file():
+            rows += [{**json.loads(line), 'split': split}
+                     for line in path.read_text(encoding='utf-8').splitlines() if line.strip()]
+    return rows
 
 
 def score(rows: Sequence[dict[str, object]], extract: Callable[[str], Extraction],
           key: Callable[[str], str]) -> dict[str, StateTally]:
-    """Tallies per style and over the whole set (``'all'``); ``key`` normalises a name."""
+    """Tallies per split (its whole, and ``'<split> <style>'``); ``key`` normalises a name."""
     tallies: dict[str, StateTally] = {}
     for row in rows:
         got = [_norm(c, key) for c in extract(str(row['text'])).state_changes]
         want = [_norm(StateChange(str(c['object']), str(c['attribute']), str(c.get('before', '')),
                                   str(c['after'])), key)
                 for c in row['changes']]  # type: ignore[attr-defined]
-        for name in ('all', str(row['style'])):
+        split = str(row.get('split', 'dev'))
+        for name in (split, f'{split} {row["style"]}'):
             _count(tallies.setdefault(name, StateTally()), got, want)
     return tallies
 
@@ -107,15 +115,14 @@ def _head(name: str) -> str:
 
 
 def table(results: dict[str, dict[str, StateTally]], styles: Sequence[str]) -> list[str]:
-    """Markdown rows: one per extractor and split."""
+    """Markdown rows: one per extractor and split, the dev split also per style."""
     lines = ['| extractor | split | n | P | R | P (head) | R (head) | before right | false facts |',
              '|---|---|---|---|---|---|---|---|---|']
     for name, tallies in results.items():
-        for split in ('all', *styles):
+        for split in ('dev', *(f'dev {s}' for s in styles), 'hold-out'):
             t = tallies.get(split)
             if t is not None and t.rows:
-                lines.append(f'| {name} | {"whole set" if split == "all" else split} | {t.rows} | '
-                             + ' | '.join(t.cells()) + ' |')
+                lines.append(f'| {name} | {split} | {t.rows} | ' + ' | '.join(t.cells()) + ' |')
     return lines
 
 
@@ -123,11 +130,13 @@ def section(results: dict[str, dict[str, StateTally]], styles: Sequence[str]) ->
     """The page section, or nothing when the set is absent."""
     if not results:
         return []
-    n = max(t['all'].rows for t in results.values() if 'all' in t)
+    n = {split: max(t[split].rows for t in results.values() if split in t) for split in SETS}
     return ['## State changes, scored', '',
-            f'`test/data/state_changes_holdout.jsonl`: {n} observations in the eight styles, labelled '
-            'by hand with the state changes they state (thing, attribute, before, after) from a written '
-            'guideline, without running or reading the extractor (`bench/state_scores.py` says how '
+            f'`test/data/state_changes_dev.jsonl` ({n["dev"]}) and `test/data/state_changes_holdout.jsonl` '
+            f'({n["hold-out"]}): observations in the eight styles, labelled by hand with the state changes '
+            'they state (thing, attribute, before, after) from a written guideline, without running or '
+            'reading the extractor, then split by style before any score was read; the dev errors may be '
+            'read to find error classes, the hold-out errors are not (`bench/state_scores.py` says how '
             'they are compared). P and R: a change is right when its thing, attribute and new value '
             'equal a label; "head": a thing named by its last word counts ("mug" for "red mug"); '
             '"before right": right changes whose label states where the thing came from, and how many '

@@ -25,13 +25,13 @@ def test_exact_lenient_before_and_false_facts() -> None:
         'd': (),
     }
     got = state_scores.score(_rows(), lambda text: Extraction(state_changes=said[text]), str.lower)
-    whole = got['all']
+    whole = got['dev']
     assert (whole.rows, whole.got, whole.want) == (4, 4, 2)
     assert (whole.right, whole.lenient) == (1, 2)       # the oven exactly; the mug by its head
     assert (whole.before_right, whole.before_stated) == (1, 1)
     assert (whole.false_fact_rows, whole.empty_rows) == (1, 2)
     assert whole.cells() == ['0.250', '0.500', '0.500', '1.000', '1 / 1', '1 / 2']
-    assert got['speech'].false_fact_rows == 1 and got['state'].right == 1
+    assert got['dev speech'].false_fact_rows == 1 and got['dev state'].right == 1
 
 
 def test_places_compare_as_names_values_as_words() -> None:
@@ -44,4 +44,4 @@ def test_places_compare_as_names_values_as_words() -> None:
     def key(name: str) -> str:
         return ' '.join(w.rstrip('s') for w in name.lower().split())
 
-    assert state_scores.score(rows, lambda _: Extraction(state_changes=said), key)['all'].right == 2
+    assert state_scores.score(rows, lambda _: Extraction(state_changes=said), key)['dev'].right == 2
