@@ -155,7 +155,7 @@ def test_goal_phrase_wins_over_resting_phrases(x: SpacyExtractor, text: str, cha
     ('Picked up the toy car and put it in the toy box.', {StateChange('toy car', 'location', '', 'toy box')}),
     ('I rinse the mugs and leave them on the drying rack.',
      {StateChange('mug', 'location', '', 'drying rack')}),
-    ('Opened the fridge and closed it again.', {StateChange('fridge', 'state', '', 'closed')}),
+    ('Opened the fridge and closed it again.', {StateChange('fridge', 'state', 'open', 'closed')}),
     ('I searched the bedroom and found them under the pillow.', set()),
     # Told in sequence, one change: from the first place to the last ("Took" is tagged VB).
     ('Took the book out of the box and put it on the shelf.',

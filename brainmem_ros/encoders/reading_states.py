@@ -20,7 +20,7 @@ from brainmem_ros.encoders.reading_base import (
     indefinite,
     verb_base,
 )
-from brainmem_ros.encoders.reading_outcome import OutcomeReading
+from brainmem_ros.encoders.reading_mentions import MentionReading
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 _GOAL_PREPS = frozenset({'to', 'into', 'onto'})
 
 
-class StateReading(OutcomeReading):
+class StateReading(MentionReading):
     """The state changes a parse reports (a layer of a parse reading)."""
 
     def state_changes(self) -> tuple[StateChange, ...]:
@@ -38,11 +38,16 @@ class StateReading(OutcomeReading):
         names, own = self._names_by_token()
         found: list[StateChange] = []
         for tok in self.doc:
+            if self._asked(tok):
+                continue  # "Is the back door locked?" states nothing
             word = tok.lower_
             preposition = any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children)
             if word in self.states and tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} and not (
                     tok.dep_ == 'amod' and tok.head.i > tok.i) and not preposition \
-                    and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER):
+                    and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
+                    and not self._denied(tok) and not self._unreal(tok) \
+                    and not (tok.dep_ in {'acomp', 'attr'} and self._unreal(tok.head)):
+                # ("The garage door is not locked", "If the stove is hot": no state.)
                 subject = self._subject_of_state(tok, names)
                 if subject:
                     found.append(StateChange(subject, 'power' if word in POWER else 'state',
@@ -77,10 +82,18 @@ class StateReading(OutcomeReading):
     def _subject_of_state(self, tok: Token, names: dict[int, str]) -> str:
         if tok.head.i in names and tok.head.i < tok.i and self.heads.get(tok.head.i) == tok.head.i:
             return names[tok.head.i]  # "door open", "kettle on"
-        for anchor in (tok, tok.head):
+        # The subject of the word, of its auxiliary ("the printer is jammed" hung on "is"), or of
+        # the verb it completes; a clause of its own ("Sam told me the printer is jammed") has
+        # its own subject.
+        anchors = [tok, *(c for c in tok.children if c.dep_ in {'aux', 'auxpass'})]
+        if tok.dep_ not in {'ccomp', 'relcl', 'csubj'}:
+            anchors.append(tok.head)
+        for anchor in anchors:
             for child in anchor.children:
-                if child.dep_ in {'nsubj', 'nsubjpass', 'csubj'} and child.i in names:
-                    return names[child.i]
+                if child.dep_ in {'nsubj', 'nsubjpass', 'csubj'}:
+                    things = self._things([child], names)
+                    if things:
+                        return names[things[0].i]
         if tok.i > 0 and tok.i - 1 in names:
             return names[tok.i - 1]
         return ''
@@ -100,8 +113,14 @@ class StateReading(OutcomeReading):
         only a done act (past tense or participle) on a definite thing counts."""
         # "switched off the lights" is parsed with the object under the particle.
         candidates = [g for c in tok.children if c.dep_ == 'prt' for g in c.children if g.dep_ == 'pobj']
-        objects = [c for c in [*tok.children, *candidates] if c.dep_ in {'dobj', 'obj', 'pobj'}
-                   and c.i in names and not indefinite(c)] or self._antecedents(tok, names)
+        said = [c for c in [*tok.children, *candidates] if c.dep_ in {'dobj', 'obj', 'pobj'}]
+        objects = [o for o in self._things(said, names) if not indefinite(o)]
+        if not objects and tok.tag_ == 'VBN' and tok.dep_ == 'acl' and tok.head.i in names:
+            objects = [tok.head]  # "kitchen light left on"
+        if not objects and not any(c.dep_ in {'nsubj', 'dobj'} for c in tok.children):
+            # "is plugged in but switched off": a passive's subject, shared by its joined verbs.
+            passive = tok.head if tok.dep_ == 'conj' else tok
+            objects = self._things([c for c in passive.children if c.dep_ == 'nsubjpass'], names)
         if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB'):
             return []
         lemma, word = tok.lemma_.lower(), tok.lower_
@@ -126,17 +145,17 @@ class StateReading(OutcomeReading):
         now held (the value :data:`HELD`) by whoever took it."""
         copula = tok.lemma_.lower() == 'be' or tok.pos_ == 'AUX'
         if copula:
-            movers = [c for c in tok.children if c.dep_ == 'nsubj' and c.i in names]
+            movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
         else:
-            movers = [c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'} and c.i in names]
-            movers = movers or self._antecedents(tok, names)
+            movers = self._things([c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'}], names)
         transitive = bool(movers) and not copula
         if not movers and not copula and not has_object(tok):
             # "the umbrella is leaning against the rack": the subject is what is placed.
-            movers = [c for c in tok.children if c.dep_ == 'nsubj' and c.i in names]
+            movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
         movers = [m for m in movers if not any(c.dep_ == 'det' and c.lower_ == 'no' for c in m.children)]
-        if not movers:
-            return []
+        if not movers or (tok.tag_ == 'VBG' and tok.dep_ in {'advcl', 'pcomp'}
+                          and not any(c.dep_ == 'aux' for c in tok.children)):
+            return []  # "while carrying it to the sink": under way, not done
         done = tok.tag_ in {'VBD', 'VBN'} or tok.i in self.as_verb or (
             tok.tag_ == 'VB' and self._inflected(tok))
         preps = [c for c in tok.children if c.dep_ == 'prep']
@@ -190,20 +209,6 @@ class StateReading(OutcomeReading):
             return []
         return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
             names[m.i] for m in movers)]
-
-    @staticmethod
-    def _antecedents(tok: Token, names: dict[int, str]) -> list[Token]:
-        """What "it" or "them" as the object of a joined verb stands for: the first verb's
-        object ("picked up the toy car and put it in the box", "opened the fridge and closed
-        it again")."""
-        pronoun = next((c.lower_ for c in tok.children
-                        if c.dep_ == 'dobj' and c.lower_ in {'it', 'them'}), '')
-        if tok.dep_ != 'conj' or not pronoun:
-            return []
-        # "searched the bedroom and found them": "them" is no bedroom.
-        plural = {'it': False, 'them': True}[pronoun]
-        return [c for c in tok.head.children if c.dep_ == 'dobj' and c.i in names and not indefinite(c)
-                and (c.tag_ in {'NNS', 'NNPS'} or any(g.dep_ == 'conj' for g in c.children)) == plural]
 
     @staticmethod
     def _clause(tok: Token) -> list[Token]:
@@ -283,6 +288,10 @@ class StateReading(OutcomeReading):
                                 and c.i < holder.i), None)
                 if subject is None and governor.dep_ == 'acl':
                     subject = governor.head  # "thermostat set to 21 degrees"
+                elif subject is None and governor.dep_ == 'conj':
+                    # "The oven is still on and set to 200 degrees": the first verb's subject.
+                    subject = next((c for c in governor.head.children
+                                    if c.dep_ in {'nsubj', 'nsubjpass'}), None)
             elif holder.head.i == governor.i and holder.dep_ != 'pobj' and not self._abstract(governor) \
                     and unit.text != '%' and unit.lower_ != 'percent':
                 continue  # "box 0.3 m ahead", "Spin 1.57 rad": a distance or a move, not a level
@@ -329,6 +338,10 @@ def _in_sequence(changes: list[StateChange]) -> tuple[StateChange, ...]:
     for change in changes:
         key = (change.object, change.attribute)
         first = merged.get(key)
+        if first is not None and first.after == change.after:
+            continue  # told twice ("the door is locked; I checked, it is locked")
+        # Found on, switched off: from on. Taken from the box, put on the shelf: from the box.
+        before = first.before or (first.after if first.after != HELD else '') if first else ''
         merged[key] = change if first is None else StateChange(
-            change.object, change.attribute, first.before or change.before, change.after)
+            change.object, change.attribute, before or change.before, change.after)
     return tuple(merged.values())

@@ -1,0 +1,107 @@
+"""Which thing a word of a clause stands for: pronouns, quantities, lists, questions.
+
+The state readings (:mod:`brainmem_ros.encoders.reading_states`) ask who or what a
+verb's subject or object is. The parse says which word, not always which thing: "it"
+and "them" stand for a thing named before ("switched it off", "put them in the fridge"),
+"a pile of towels" is towels, "the eggs and the butter" are two things, and a question
+("Is the back door locked?") states nothing at all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from brainmem_ros.encoders.reading_base import PLACE_PREPS
+from brainmem_ros.encoders.reading_outcome import OutcomeReading
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+#: Pronouns that stand for things (not people: "he", "she" are never placed or switched).
+THING_PRONOUNS = {'it': False, 'its': False, 'them': True, 'they': True, 'these': True, 'those': True}
+# Nouns that count or group a thing ("a pile of towels", "a pair of scissors"): the thing
+# is what they count. A closed class of English.
+QUANTITIES = frozenset({'pile', 'stack', 'heap', 'bunch', 'pair', 'set', 'group', 'row', 'couple',
+                        'handful', 'lot', 'number', 'bundle', 'collection', 'load', 'few'})
+# Dependencies of a word that names the clause's participants, where an antecedent is sought
+# (and the object of a preposition that names no place: "asked for his newspaper").
+_ARGUMENTS = frozenset({'nsubj', 'nsubjpass', 'dobj', 'obj', 'appos', 'attr', 'pobj'})
+# Prepositions of places and sources: what they name is where, not what ("put it on the table").
+_PLACES = PLACE_PREPS | {'from', 'of', 'out', 'off', 'through', 'across', 'along', 'around'}
+
+
+class MentionReading(OutcomeReading):
+    """Things behind the words of a parse (a layer of a parse reading)."""
+
+    _questions: set[int] | None = None
+
+    def _asked(self, tok: Token) -> bool:
+        """``tok`` is in a clause that asks ("Is the back door locked?", "where is the remote?"),
+        which states no change; in "The printer is jammed again, can you tell facilities?" only
+        the second clause asks."""
+        if self._questions is None:
+            self._questions = {t.i for s in self.doc.sents if s.text.rstrip().endswith('?') for t in s}
+        if tok.i not in self._questions:
+            return False
+        verb = tok
+        while verb.pos_ not in {'VERB', 'AUX'} and verb.head.i != verb.i:
+            verb = verb.head
+        if tok.dep_ in {'acomp', 'attr'}:
+            verb = tok.head  # "Is the stove hot?"
+        subjects = [c.i for c in verb.children if c.dep_ in {'nsubj', 'nsubjpass', 'expl'}]
+        inverted = bool(subjects) and any(c.dep_ in {'aux', 'auxpass'} and c.i < min(subjects)
+                                          for c in verb.children)
+        if verb.pos_ == 'AUX' and subjects and verb.i < min(subjects):
+            inverted = True  # "Is the door open?": the verb itself comes first
+        asks = any(t.tag_ in {'WRB', 'WP', 'WDT'} for t in verb.subtree if t.i <= verb.i)
+        return inverted or asks
+
+    def _things(self, toks: list[Token], names: dict[int, str]) -> list[Token]:
+        """The named things ``toks`` stand for: a pronoun's antecedent, what a quantity
+        counts, and the things listed with each ("the eggs and the butter")."""
+        out: list[Token] = []
+        for word in toks:
+            tok = self._counted(word, names)
+            if tok.lower_ in THING_PRONOUNS:
+                out += self._antecedent(tok, names)
+            elif tok.i in names:
+                out.append(tok)
+                out += [c for c in tok.conjuncts if c.i in names and c.i > tok.i]
+        return list(dict.fromkeys(out))
+
+    def _counted(self, tok: Token, names: dict[int, str]) -> Token:
+        """"a pile of folded towels" -> towels."""
+        if tok.lemma_.lower() not in QUANTITIES:
+            return tok
+        of = next((c for c in tok.children if c.dep_ == 'prep' and c.lower_ == 'of'), None)
+        counted = next((g for g in of.children if g.dep_ == 'pobj' and g.i in names), None) if of else None
+        return counted if counted is not None else tok
+
+    def _antecedent(self, pronoun: Token, names: dict[int, str]) -> list[Token]:
+        """The thing(s) ``pronoun`` stands for, when the number agrees: the first verb's object
+        for the object of a verb joined to it ("picked up the toy car and put it in the box"),
+        else the nearest thing named before it as a subject or an object ("the balcony door
+        was open, so I closed it"; "searched the bedroom and found them" finds no bedroom)."""
+        plural = THING_PRONOUNS[pronoun.lower_]
+        verb = pronoun.head
+        if pronoun.dep_ in {'dobj', 'obj'} and verb.dep_ == 'conj':
+            first = [c for c in verb.head.children if c.dep_ in {'dobj', 'obj'} and c.i < pronoun.i]
+            if first:
+                things = self._things(first, names)
+                return things if self._agrees(things, plural) else []
+        for prev in reversed(self.doc[:pronoun.i]):
+            if prev.i in names and prev.dep_ in _ARGUMENTS and prev.pos_ != 'PROPN' \
+                    and not (prev.dep_ == 'pobj' and prev.head.lower_ in _PLACES):
+                # (A name is a person's, not a thing's: "Mr Okafor asked for his newspaper, so I
+                # fetched it".)
+                things = self._things([self.doc[self.heads.get(prev.i, prev.i)]], names)
+                if self._agrees(things, plural):
+                    return things
+        return []
+
+    @staticmethod
+    def _agrees(things: list[Token], plural: bool) -> bool:
+        """"it" is one thing in the singular, "them" several or a plural."""
+        if not things:
+            return False
+        return plural == (len(things) > 1 or things[0].tag_ in {'NNS', 'NNPS'})
