@@ -106,7 +106,9 @@ def _count(t: StateTally, got: list[StateChange], want: list[StateChange]) -> No
 
 def _norm(c: StateChange, key: Callable[[str], str]) -> StateChange:
     def value(v: str) -> str:
-        return key(v) if c.attribute in _PLACES and v != 'held' else ' '.join(v.lower().split())
+        if c.attribute in _PLACES and v != 'held':
+            return key(v)
+        return ' '.join(v.lower().replace('%', ' %').split())  # "18%" and "18 %" are one reading
     return StateChange(key(c.object), c.attribute.lower(), value(c.before), value(c.after))
 
 

@@ -151,6 +151,56 @@ def test_goal_phrase_wins_over_resting_phrases(x: SpacyExtractor, text: str, cha
 
 
 @pytest.mark.parametrize(('text', 'changes'), [
+    # Pronouns stand for the thing named before them, in number; never for a person.
+    ('I noticed that the balcony door was open, so I closed it.',
+     {StateChange('balcony door', 'state', 'open', 'closed')}),
+    ('Grandma asked for her reading glasses; they were on the bedside table.',
+     {StateChange('reading glass', 'location', '', 'bedside table')}),
+    ('Mr Okafor asked for his newspaper, so I fetched it from the porch.',
+     {StateChange('newspaper', 'location', 'porch', 'held')}),
+    ('I wiped down the mirror and it is clean now.', {StateChange('mirror', 'state', '', 'clean')}),
+    # A quantity counts its thing; listed things all change.
+    ('A stack of plates sits in the sink.', {StateChange('plate', 'location', '', 'sink')}),
+    ('Detected a golden retriever and a tabby cat on the patio.',
+     {StateChange('golden retriever', 'location', '', 'patio'),
+      StateChange('tabby cat', 'location', '', 'patio')}),
+    # A passive's joined verb shares its subject.
+    ('The coffee machine is plugged in but switched off.',
+     {StateChange('coffee machine', 'state', '', 'plugged'),
+      StateChange('coffee machine', 'power', '', 'off')}),
+    ('The oven is still on and set to 200 degrees.',
+     {StateChange('oven', 'power', '', 'on'), StateChange('oven', 'setting', '', '200 degrees')}),
+    # Taken out or picked up: held.
+    ('Opened the top drawer, took out the tape measure.',
+     {StateChange('top drawer', 'state', '', 'open'), StateChange('tape measure', 'location', '', HELD)}),
+    # A state word in capitals, right after its thing.
+    ('Door check: garage door OPEN', {StateChange('garage door', 'state', '', 'open')}),
+    # Under way, not done: no place.
+    ('Spilled some juice on the kitchen floor while pouring it into a glass.',
+     {StateChange('juice', 'location', '', 'kitchen floor')}),
+])
+def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
+    assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize('text', [
+    'Is the back door locked?',
+    'Where is the remote?',
+    'Is the stove hot?',
+    'The garage door is not locked.',
+    'If the stove is hot, wait.',
+    'Could you hold the door open for the delivery man?',
+])
+def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
+    assert _changes(x, text) == set(), text
+
+
+def test_only_the_asking_clause_of_a_question_states_nothing(x: SpacyExtractor) -> None:
+    got = _changes(x, 'The printer on the second floor is jammed again, can you tell facilities?')
+    assert StateChange('printer', 'state', '', 'jammed') in got
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
     # "it"/"them" as the object of a joined verb is the first verb's object, in number.
     ('Picked up the toy car and put it in the toy box.', {StateChange('toy car', 'location', '', 'toy box')}),
     ('I rinse the mugs and leave them on the drying rack.',

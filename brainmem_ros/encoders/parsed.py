@@ -13,6 +13,7 @@ the text. The word lists that remain are data (:mod:`brainmem_ros.encoders.lexic
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -107,7 +108,7 @@ class SpacyExtractor:
         if not todo:
             return
         with self._lock:
-            docs = list(self._nlp.pipe(todo, batch_size=max(1, len(todo))))
+            docs = list(self._nlp.pipe([_calm(t) for t in todo], batch_size=max(1, len(todo))))
         for text, doc in zip(todo, docs, strict=True):
             self._docs.put(text, doc)
 
@@ -116,7 +117,7 @@ class SpacyExtractor:
         doc = self._docs.get(text)
         if doc is None:
             with self._lock:
-                doc = self._nlp(text)
+                doc = self._nlp(_calm(text))
             self._docs.put(text, doc)
         return doc
 
@@ -203,3 +204,11 @@ class _Reading(StateReading):
                           state_changes=self.state_changes(), outcome=outcome, valence=valence)
 
 
+_SHOUTED = re.compile(r'\b[A-Z]{2,}\b')
+
+
+def _calm(text: str) -> str:
+    """``text`` with its shouted state words in lower case ("garage door OPEN", "stove burner
+    ON"): the tagger reads a word in capitals as a name, and the state is lost."""
+    words = (state_words() | {'on', 'off'}) - {'ok'}  # "cameras OK" is a report, not a thing's state
+    return _SHOUTED.sub(lambda m: m.group().lower() if m.group().lower() in words else m.group(), text)

@@ -46,14 +46,14 @@ class MentionReading(OutcomeReading):
         verb = tok
         while verb.pos_ not in {'VERB', 'AUX'} and verb.head.i != verb.i:
             verb = verb.head
-        if tok.dep_ in {'acomp', 'attr'}:
-            verb = tok.head  # "Is the stove hot?"
-        subjects = [c.i for c in verb.children if c.dep_ in {'nsubj', 'nsubjpass', 'expl'}]
-        inverted = bool(subjects) and any(c.dep_ in {'aux', 'auxpass'} and c.i < min(subjects)
-                                          for c in verb.children)
-        if verb.pos_ == 'AUX' and subjects and verb.i < min(subjects):
-            inverted = True  # "Is the door open?": the verb itself comes first
-        asks = any(t.tag_ in {'WRB', 'WP', 'WDT'} for t in verb.subtree if t.i <= verb.i)
+        # "Is the stove hot?", "Is the back door locked?": the clause is the linking verb and
+        # its complement, whichever of the two the parser hung the subject on.
+        clause = [verb, verb.head] if verb.dep_ in {'acomp', 'attr'} else [verb]
+        subjects = [c.i for v in clause for c in v.children if c.dep_ in {'nsubj', 'nsubjpass', 'expl'}]
+        helpers = [c.i for v in clause for c in v.children if c.dep_ in {'aux', 'auxpass'}]
+        helpers += [v.i for v in clause if v.pos_ == 'AUX']
+        inverted = bool(subjects) and bool(helpers) and min(helpers) < min(subjects)
+        asks = any(t.tag_ in {'WRB', 'WP', 'WDT'} for v in clause for t in v.subtree if t.i <= v.i)
         return inverted or asks
 
     def _things(self, toks: list[Token], names: dict[int, str]) -> list[Token]:

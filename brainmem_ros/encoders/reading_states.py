@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 # Prepositions of a goal ("to the sink"), as opposed to those of a resting place ("in the kitchen").
 _GOAL_PREPS = frozenset({'to', 'into', 'onto'})
+# Verbs of taking a thing with a particle ("took out", "picked up", "lifted down") and of
+# gripping it: the thing is held afterwards.
+_TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
+_TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
 
 
 class StateReading(MentionReading):
@@ -80,8 +84,12 @@ class StateReading(MentionReading):
         return names, own
 
     def _subject_of_state(self, tok: Token, names: dict[int, str]) -> str:
+        if tok.i > 0 and self.heads.get(tok.i - 1) == tok.i - 1 and tok.i - 1 in names:
+            # Right after the thing, however the parser hung it: "Door check: garage door
+            # OPEN", "left the door open".
+            return names[tok.i - 1]
         if tok.head.i in names and tok.head.i < tok.i and self.heads.get(tok.head.i) == tok.head.i:
-            return names[tok.head.i]  # "door open", "kettle on"
+            return names[tok.head.i]  # "door ajar" hung on the door
         # The subject of the word, of its auxiliary ("the printer is jammed" hung on "is"), or of
         # the verb it completes; a clause of its own ("Sam told me the printer is jammed") has
         # its own subject.
@@ -111,8 +119,11 @@ class StateReading(MentionReading):
         "turned off the lamp" -> lamp.power off. The state is the verb's participle when
         that is a state word, or the adjective the verb is made from ("opened" -> open);
         only a done act (past tense or participle) on a definite thing counts."""
-        # "switched off the lights" is parsed with the object under the particle.
-        candidates = [g for c in tok.children if c.dep_ == 'prt' for g in c.children if g.dep_ == 'pobj']
+        # "switched off the lights" is parsed with the object under the particle, or with the
+        # particle as a preposition right after the verb.
+        particles = [c for c in tok.children if c.dep_ == 'prt' or (
+            c.dep_ == 'prep' and c.lower_ in POWER and c.i == tok.i + 1)]
+        candidates = [g for c in particles for g in c.children if g.dep_ == 'pobj']
         said = [c for c in [*tok.children, *candidates] if c.dep_ in {'dobj', 'obj', 'pobj'}]
         objects = [o for o in self._things(said, names) if not indefinite(o)]
         if not objects and tok.tag_ == 'VBN' and tok.dep_ == 'acl' and tok.head.i in names:
@@ -126,7 +137,7 @@ class StateReading(MentionReading):
         lemma, word = tok.lemma_.lower(), tok.lower_
         if lemma not in self.verbs:
             lemma = verb_base(word, self.verbs, self.irregular) or lemma
-        particle = next((c.lower_ for c in tok.children if c.dep_ == 'prt'), '')
+        particle = next((c.lower_ for c in particles), '')
         if particle in POWER:
             if lemma not in switch_verbs():
                 return []
@@ -203,12 +214,20 @@ class StateReading(MentionReading):
             # "moved the plant from the balcony inside": somewhere it was taken, not held.
             after = next((t.lower_ for t in self._clause(tok)
                           if t.dep_ == 'advmod' and t.lower_ in DIRECTIONS), '')
-        if not after and before and transitive and not destination:
+        if not after and transitive and done and not destination and (before or self._taking(tok)):
             after = HELD
         if not after:
             return []
         return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
             names[m.i] for m in movers)]
+
+    def _taking(self, tok: Token) -> bool:
+        """"took out the tape measure", "picked up the cup", "grabbed the keys": the thing is
+        held by whoever took it, wherever it was."""
+        lemma = tok.lemma_.lower() if tok.lemma_.lower() in self.verbs else verb_base(
+            tok.lower_, self.verbs, self.irregular)
+        particle = {c.lower_ for c in tok.children if c.dep_ == 'prt'}
+        return lemma in _TAKING_GRIP or (lemma in _TAKING and bool(particle & {'out', 'up', 'down'}))
 
     @staticmethod
     def _clause(tok: Token) -> list[Token]:
