@@ -346,8 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         '48 observations (6 per style) written and labelled from the same guideline before any '
         'extractor was run on them and before that error analysis; its scored errors were not read. '
         'The state changes the parser gives (scored on sets of their own in the next section) were '
-        'read on every set of this table, hold-out included, to look for false facts, and one state rule (a participle attached to its noun '
-        'takes that noun as subject: "thermostat set to 21 degrees") came from a hold-out sentence. '
+        'read on every set of this table, hold-out included, to look for false facts, and one state '
+        'rule (a participle attached to its noun takes that noun as subject: "thermostat set to 21 '
+        'degrees") came from a hold-out sentence. '
         '6 per style: one error moves a style by 0.1 or more.',
         '',
         *table,
