@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 from rclpy.serialization import serialize_message
 from reliability.checks import sql
 from reliability.dds import DdsClient
-from rosutil import node_process, wait_for
+from rosutil import node_process, own_domain, wait_for
 
 pytestmark = pytest.mark.ros
 
@@ -92,7 +92,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, model_paths: object) -> Ite
     tmp = tmp_path_factory.mktemp('fuzz')
     data, log = tmp / 'mem', tmp / 'node.log'
     args = ['--ros-args', '-p', f'data_dir:={data}', '-p', 'markers_period_s:=0.0']
-    with node_process(args, log=log) as proc, DdsClient('fuzz_client') as client:
+    domain = own_domain()  # a node process late in the run: a DDS domain of its own (rosutil.own_domain)
+    with node_process(args, log=log, domain=domain) as proc, \
+            DdsClient('fuzz_client', domain=domain) as client:
         node = Served(proc, client, data, log)
         for srv, name in [(Store, 'store'), (Retrieve, 'retrieve'), (Reinforce, 'reinforce'),
                           (Forget, 'forget'), (Consolidate, 'consolidate'), (Stats, 'stats'),

@@ -27,7 +27,7 @@ from brainmem_ros.msg import Observation
 from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, Stats, Store
 from reliability.checks import acknowledged_problems, integrity, sql, units_by_id
 from reliability.dds import DdsClient, NodeDiedError
-from rosutil import node_process, wait_for
+from rosutil import node_process, own_domain, wait_for
 
 pytestmark = pytest.mark.ros
 
@@ -47,9 +47,10 @@ class ClientLog:
     seconds: float = 0.0
 
 
-def client_loop(k: int, n: int, alive: Callable[[], bool], log: ClientLog, start: threading.Event) -> None:
+def client_loop(k: int, n: int, alive: Callable[[], bool], log: ClientLog, start: threading.Event,
+                domain: int) -> None:
     rng = random.Random(k)
-    with DdsClient(f'load_client_{k}') as client:
+    with DdsClient(f'load_client_{k}', domain=domain) as client:
         for srv, name in [(Store, 'store'), (Retrieve, 'retrieve'), (Reinforce, 'reinforce'),
                           (Stats, 'stats'), (Forget, 'forget'), (Consolidate, 'consolidate')]:
             client.wait_for_service(srv, name, alive=alive, timeout=TIMEOUT)
@@ -101,9 +102,9 @@ def client_loop(k: int, n: int, alive: Callable[[], bool], log: ClientLog, start
 
 
 def run_client(k: int, n: int, alive: Callable[[], bool], log: ClientLog,
-               start: threading.Event) -> None:
+               start: threading.Event, domain: int) -> None:
     try:
-        client_loop(k, n, alive, log, start)
+        client_loop(k, n, alive, log, start, domain)
     except (TimeoutError, NodeDiedError) as exc:
         log.failures.append(f'client {k} stopped: {exc}')
 
@@ -114,7 +115,10 @@ def load(tmp_path: Path, *, n: int, qos_depth: int = 2000, synchronous: str = 'F
     # backlog passes 1 s at 50 Hz; see docs/reliability.md.
     args = ['--ros-args', '-p', f'data_dir:={data}', '-p', 'markers_period_s:=0.0',
             '-p', f'qos_depth:={qos_depth}', '-p', f'memory.store.synchronous:={synchronous}']
-    with node_process(args, log=node_log) as proc, DdsClient('load_stream') as streamer:
+    # The node process and its six clients meet in a DDS domain of their own (rosutil.own_domain).
+    domain = own_domain()
+    with node_process(args, log=node_log, domain=domain) as proc, \
+            DdsClient('load_stream', domain=domain) as streamer:
         def alive() -> bool:
             return proc.poll() is None
 
@@ -135,7 +139,7 @@ def load(tmp_path: Path, *, n: int, qos_depth: int = 2000, synchronous: str = 'F
                 due += period
                 time.sleep(max(0.0, due - time.monotonic()))
 
-        threads = [threading.Thread(target=run_client, args=(k, n, alive, logs[k], start))
+        threads = [threading.Thread(target=run_client, args=(k, n, alive, logs[k], start, domain))
                    for k in range(4)]
         streaming = threading.Thread(target=stream)
         for t in [*threads, streaming]:

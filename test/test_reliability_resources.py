@@ -29,7 +29,7 @@ from brainmem_ros.srv import Forget, Reinforce, Retrieve, Stats, Store
 from reliability.checks import index_problems, integrity
 from reliability.dds import DdsClient
 from reliability.faults import fill, free_bytes, read_only_view, tmpfs
-from rosutil import call, node_process, running_node
+from rosutil import call, node_process, own_domain, running_node
 
 from brainmem_ros.errors import StoreError
 from brainmem_ros.memory import BrainMem
@@ -100,8 +100,9 @@ def test_read_only_data_directory(tmp_path: Path, embedder: Any) -> None:
     before = {p.name: p.read_bytes() for p in data.iterdir()}
     with read_only_view(data, tmp_path / 'ro') as view:
         log = tmp_path / 'node.log'
-        with node_process(['--ros-args', '-p', f'data_dir:={view}'], log=log) as proc, \
-                DdsClient('ro_client') as client:
+        domain = own_domain()  # a node process late in the run (rosutil.own_domain)
+        with node_process(['--ros-args', '-p', f'data_dir:={view}'], log=log, domain=domain) as proc, \
+                DdsClient('ro_client', domain=domain) as client:
             def alive() -> bool:
                 return proc.poll() is None
 
