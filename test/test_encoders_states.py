@@ -250,6 +250,9 @@ def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     ('The thermostat is set to 22 degrees.', StateChange('thermostat', 'setting', '', '22 degrees')),
     ('Set the oven to 180 degrees.', StateChange('oven', 'setting', '', '180 degrees')),
     ('Battery at 40 percent.', StateChange('battery', 'level', '', '40 percent')),
+    # A signed number, which the tagger calls punctuation.
+    ('Freezer temperature -18 C.', StateChange('freezer', 'temperature', '', '-18 C')),
+    ('Set the thermostat to +2 degrees.', StateChange('thermostat', 'setting', '', '+2 degrees')),
     ('The battery is at 40 percent.', StateChange('battery', 'level', '', '40 percent')),
     ('Fridge temperature 4 C.', StateChange('fridge', 'temperature', '', '4 C')),
     ('The fridge temperature is 4 C.', StateChange('fridge', 'temperature', '', '4 C')),

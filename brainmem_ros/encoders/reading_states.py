@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
@@ -26,6 +27,8 @@ from brainmem_ros.memory.types import StateChange, normalise_name
 if TYPE_CHECKING:
     from spacy.tokens import Token
 
+# A number with its sign, which the small tagger does not read as a number.
+_SIGNED = re.compile(r'^[-\u2212+]\d+(?:[.,]\d+)?$')
 # Prepositions of a goal ("to the sink"), as opposed to those of a resting place ("in the kitchen").
 _GOAL_PREPS = frozenset({'to', 'into', 'onto'})
 # Verbs of taking a thing with a particle ("took out", "picked up", "lifted down") and of
@@ -284,8 +287,8 @@ class StateReading(MentionReading):
         temperature 4 C" (temperature: the measure noun), "battery at 40 percent" (level)."""
         found: list[StateChange] = []
         for num in self.doc:
-            if num.pos_ != 'NUM' or not num.like_num:
-                continue
+            if not (num.pos_ == 'NUM' and num.like_num) and not _SIGNED.match(num.text):
+                continue  # (the tagger calls "-18" punctuation: "Freezer temperature -18 C")
             unit = self._unit_of(num)
             if unit is None:
                 continue
