@@ -359,6 +359,19 @@ def test_taken_things_and_readings_are_facts(mem_factory: Any) -> None:
     assert mem.state_of('lamp', attribute='power')[0].value == 'off'
 
 
+def test_what_a_narrated_day_leaves_where(mem_factory: Any) -> None:
+    """Pronouns, orders and questions through to the facts a planner asks for."""
+    mem: BrainMem = mem_factory(clock=lambda: NOW)
+    mem.store('The blue kettle is on the stove.', stamp=T0)
+    mem.store('In the kitchen, I found the blue kettle still on, so I switched it off.', stamp=T0 + H)
+    mem.store('Picked up the blue kettle and put it on the counter by the window.', stamp=T0 + 2 * H)
+    mem.store('Please move the blue kettle to the sink.', stamp=T0 + 3 * H)   # an order: nothing moved
+    mem.store('Is the blue kettle in the cupboard?', stamp=T0 + 4 * H)       # a question: nothing stated
+    assert mem.state_of('blue kettle', attribute='power')[0].value == 'off'
+    assert [f.value for f in mem.state_of('blue kettle', attribute='location')] == ['counter', 'stove']
+    assert mem.state_of('blue kettle', attribute='location', as_of=T0 + 1.5 * H)[0].value == 'stove'
+
+
 def test_any_arrival_order_gives_the_timeline_of_all_claims(tmp_path: Path) -> None:
     """Claims told in shuffled order, some taken back: the facts equal a rebuild from scratch."""
     import random
