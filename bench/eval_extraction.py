@@ -289,6 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         llm.extract('Warm-up: the cup is on the table.')  # model load is not per observation
         llm_load = os.getloadavg()[0]
         enriched, added = _evaluate_enrichment(rows, parser_x, rules, llm)
+        if labelled:
+            # The state changes a unit holds once enrichment merged the LLM's onto the parser's.
+            states[SHIPPED] = state_scores.score(
+                labelled, lambda text: _enriched(parser_x.extract(text), text, llm)[0], _KEY)
         llm_table = _table({SHIPPED: enriched})
         print('\n'.join(llm_table))
         fresh = [
