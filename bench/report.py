@@ -625,6 +625,21 @@ What remains:
    single request of a service node spun by it on a context of its own (one-off test,
    2026-12-02), so it was not tried in the node; a plain `SingleThreadedExecutor` round
    trip of an empty service measured 0.9 ms p50 / 1.5 ms p99 in the same test.
+   On 2026-12-03, with the machine idle before the run (load average 0.00), `bench.perf
+   --sizes 10000 100000 --parts retrieve --repeats 3` still missed: service p99 29.8-41.2
+   ms at 10k and 31.0-32.4 at 100k (in the callback 26.6-36.8 / 28.9-29.8; load average
+   0.3-1.1, the benchmark's own processes). One-off measurements the same day, each left
+   off: paraphrase-MiniLM-L3-v2 quantized like the default encoder costs 0.66 ms per short
+   text against 1.64 (best of three passes over the benchmark's query texts) but takes the
+   recall probe from 0.794 to 0.783 and multi-hop from 0.725 to 0.683; two parallel encoder
+   calls per Retrieve (`parallel_calls` 2) or a two-thread query session (`query_threads`
+   2) made Retrieve slower in-process (p99 25.7 -> 29.1 / 33.0 ms at 10k, 27.4 -> 31.1 /
+   40.8 at 100k): the two cores are already shared by the encoder and the words' thread;
+   embedding only the query (goal and state kept for the words) or the three texts as one
+   passed 27 of 34 scenario cases instead of 28. Of the round trip outside the callback, the
+   response message costs about 2.2 ms: 0.78 ms to build ten `ScoredMemory` messages in the
+   node, 0.37 ms to serialise them and 1.0 ms to deserialise them in the client (5.3 KB;
+   `rclpy.serialization`, 200 repetitions).
 2. **Store at 200 observations/s.** See the Store rows: the topic path is near the target,
    one Store at a time through the service waits for its own fsync and a DDS round trip.
    On two cores the GIL-bound parts (extraction, linking, rclpy's executor loop) are the
