@@ -633,7 +633,7 @@ What remains:
    text against 1.64 (best of three passes over the benchmark's query texts) but takes the
    recall probe from 0.794 to 0.783 and multi-hop from 0.725 to 0.683; two parallel encoder
    calls per Retrieve (`parallel_calls` 2) or a two-thread query session (`query_threads`
-   2) made Retrieve slower in-process (p99 25.7 -> 29.1 / 33.0 ms at 10k, 27.4 -> 31.1 /
+   2) made Retrieve slower in-process (p99 24.4 -> 29.1 / 33.0 ms at 10k, 27.4 -> 31.1 /
    40.8 at 100k): the two cores are already shared by the encoder and the words' thread;
    embedding only the query (goal and state kept for the words) or the three texts as one
    passed 27 of 34 scenario cases instead of 28. Of the round trip outside the callback, the
