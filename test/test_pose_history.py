@@ -50,3 +50,16 @@ def test_keep_zero_attaches_the_latest_pose_whatever_the_stamp() -> None:
     h.add(100.0, Pose(1.0, 0.0))
     h.add(200.0, Pose(2.0, 0.0))
     assert len(h) == 1 and _x(h.at(0.0)) == 2.0 and _x(h.at(150.0)) == 2.0
+
+
+def test_a_clock_jump_back_starts_afresh() -> None:
+    # A bag replayed again with --loop: /clock restarts, and the poses of the new pass must
+    # not be let go as older than the last pass's newest.
+    h = PoseHistory(30.0)
+    for t in (1000.0, 1001.0, 1002.0):
+        h.add(t, Pose(t - 1000.0, 0.0))
+    h.add(10.0, Pose(50.0, 0.0))
+    h.add(11.0, Pose(51.0, 0.0))
+    assert len(h) == 2 and _x(h.latest) == 51.0 and _x(h.at(10.2)) == 50.0
+    h.add(5.0, Pose(49.0, 0.0))  # out of order within the window: kept in order, not a jump
+    assert len(h) == 3 and _x(h.at(5.1)) == 49.0

@@ -7,7 +7,9 @@ memory where the robot had got to since. The node keeps the poses of the last
 ``keep_s`` seconds and attaches the one nearest the observation's stamp, as tf2 looks a
 transform up at a message's time; an observation stamped after the newest pose gets
 the newest (the robot is where it last said), and one older than every pose kept gets
-none (where the robot was then is not known). ``keep_s`` = 0 keeps only the latest pose,
+none (where the robot was then is not known). A pose stamped more than ``keep_s`` before
+the newest (the clock jumped back: a bag replayed again, a simulator reset) starts the
+history afresh. ``keep_s`` = 0 keeps only the latest pose,
 attached to everything (what the node did before).
 
 Pure Python, no rclpy: the node feeds it from its pose subscription.
@@ -41,7 +43,10 @@ class PoseHistory:
     def add(self, stamp: float, pose: Pose) -> None:
         """Keep ``pose``, taken at ``stamp`` (seconds on the node's clock)."""
         with self._lock:
-            if self.keep_s <= 0.0:
+            if self.keep_s <= 0.0 or (self._stamps and stamp < self._stamps[-1] - self.keep_s):
+                # Time jumped back further than the window (a bag replayed again with --loop,
+                # a simulator reset): what was kept belongs to another timeline, as tf2's
+                # buffer is cleared on a jump back.
                 self._stamps.clear()
                 self._poses.clear()
             if not self._stamps or stamp >= self._stamps[-1]:
