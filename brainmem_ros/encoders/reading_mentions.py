@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Token
 
 #: Pronouns that stand for things (not people: "he", "she" are never placed or switched).
-THING_PRONOUNS = {'it': False, 'its': False, 'them': True, 'they': True, 'these': True, 'those': True}
+THING_PRONOUNS = {'it': False, 'them': True, 'they': True, 'these': True, 'those': True}
 # Nouns that count or group a thing ("a pile of towels", "a pair of scissors"): the thing
 # is what they count. A closed class of English.
 QUANTITIES = frozenset({'pile', 'stack', 'heap', 'bunch', 'pair', 'set', 'group', 'row', 'couple',
