@@ -83,13 +83,10 @@ class Tally:
 
     def cells(self) -> list[str]:
         """Entity P, R, action P, R, outcome accuracy, formatted."""
-        return [_ratio(self.etp, self.etp + self.efp), _ratio(self.etp, self.etp + self.efn),
-                _ratio(self.atp, self.atp + self.afp), _ratio(self.atp, self.atp + self.afn),
-                _ratio(self.correct, self.rows)]
-
-
-def _ratio(num: int, den: int) -> str:
-    return f'{num / den:.3f}' if den else 'n/a'
+        ratio = state_scores.ratio
+        return [ratio(self.etp, self.etp + self.efp), ratio(self.etp, self.etp + self.efn),
+                ratio(self.atp, self.atp + self.afp), ratio(self.atp, self.atp + self.afn),
+                ratio(self.correct, self.rows)]
 
 
 def _key(name: str) -> str:

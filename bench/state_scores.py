@@ -52,11 +52,14 @@ class StateTally:
 
     def cells(self) -> list[str]:
         """P, R (exact), P, R (lenient), before right, false facts, formatted."""
-        def ratio(num: int, den: int) -> str:
-            return f'{num / den:.3f}' if den else 'n/a'
         return [ratio(self.right, self.got), ratio(self.right, self.want), ratio(self.lenient, self.got),
                 ratio(self.lenient, self.want), f'{self.before_right} / {self.before_stated}',
                 f'{self.false_fact_rows} / {self.empty_rows}']
+
+
+def ratio(num: int, den: int) -> str:
+    """``num / den`` to three places, ``n/a`` for nothing counted."""
+    return f'{num / den:.3f}' if den else 'n/a'
 
 
 def load() -> list[dict[str, object]]:

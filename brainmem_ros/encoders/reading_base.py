@@ -80,6 +80,12 @@ class ReadingBase:
         return all(t.is_punct or t.dep_ in {'intj', 'discourse'} for t in tok.doc[tok.sent.start:tok.i]) \
             and not any(c.dep_ in {'nsubj', 'nsubjpass', 'aux', 'auxpass', 'expl'} for c in tok.children)
 
+    def _verb_lemma(self, tok: Token) -> str:
+        """The verb's base form: the lemmatizer's when it is a verb, else the one the inflection
+        gives ("unscrewed", "tore"), else the lemmatizer's."""
+        lemma = tok.lemma_.lower()
+        return lemma if lemma in self.verbs else verb_base(tok.lower_, self.verbs, self.irregular) or lemma
+
     def _inflected(self, tok: Token) -> bool:
         """The word is a verb's inflected form, not its base ("Pushed", "Took": the small
         tagger calls such a word "VB" when it opens a sentence)."""

@@ -19,7 +19,6 @@ from brainmem_ros.encoders.reading_base import (
     conditional,
     has_object,
     indefinite,
-    verb_base,
 )
 from brainmem_ros.encoders.reading_mentions import MentionReading
 from brainmem_ros.memory.types import StateChange, normalise_name
@@ -137,9 +136,7 @@ class StateReading(MentionReading):
             objects = self._things([c for c in passive.children if c.dep_ == 'nsubjpass'], names)
         if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB'):
             return []
-        lemma, word = tok.lemma_.lower(), tok.lower_
-        if lemma not in self.verbs:
-            lemma = verb_base(word, self.verbs, self.irregular) or lemma
+        lemma, word = self._verb_lemma(tok), tok.lower_
         particle = next((c.lower_ for c in particles), '')
         if particle in POWER:
             if lemma not in switch_verbs():
@@ -182,19 +179,20 @@ class StateReading(MentionReading):
                                     for t in (m, self.doc[self.heads.get(m.i, m.i)]))
             preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
         preps += [g for g in self._onward(preps, names) if g not in preps]
+        preps.sort(key=lambda p: p.i)
         mover_names = {names[m.i] for m in movers}
         # A goal phrase naming a thing ("to the sink", "into the drawer") is where a moved
         # thing went, whatever resting phrase comes first: a scene set before the verb ("In
         # the kitchen, moved the mug to the sink") or where the thing stood ("moved the cup
         # on the table to the shelf", which is where it came from). Not a side of a thing
         # ("to the left of the sink": the first place phrase says more).
-        goal = next((p for p in sorted(preps, key=lambda p: p.i) if transitive and p.lower_ in _GOAL_PREPS
+        goal = next((p for p in preps if transitive and p.lower_ in _GOAL_PREPS
                      and p.head.pos_ not in {'ADV', 'ADJ'}  # "next to the sink" is no goal
                      and any(o.dep_ == 'pobj' and o.i in names and names[o.i] not in mover_names
                              and not any(c.lower_ == 'of' for c in o.children) for o in p.children)), None)
         before = after = ''
         destination = False
-        for outer in sorted(preps, key=lambda p: p.i):
+        for outer in preps:
             word, prep = outer.lower_, outer
             if word == 'out' and any(c.lower_ == 'of' for c in outer.children):
                 word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
@@ -227,8 +225,7 @@ class StateReading(MentionReading):
     def _taking(self, tok: Token) -> bool:
         """"took out the tape measure", "picked up the cup", "grabbed the keys": the thing is
         held by whoever took it, wherever it was."""
-        lemma = tok.lemma_.lower() if tok.lemma_.lower() in self.verbs else verb_base(
-            tok.lower_, self.verbs, self.irregular)
+        lemma = self._verb_lemma(tok)
         particle = {c.lower_ for c in tok.children if c.dep_ == 'prt'}
         return lemma in _TAKING_GRIP or (lemma in _TAKING and bool(particle & {'out', 'up', 'down'}))
 
