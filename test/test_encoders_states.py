@@ -253,6 +253,9 @@ def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     # A signed number, which the tagger calls punctuation.
     ('Freezer temperature -18 C.', StateChange('freezer', 'temperature', '', '-18 C')),
     ('Set the thermostat to +2 degrees.', StateChange('thermostat', 'setting', '', '+2 degrees')),
+    # A signed number after "at"/"to" ended the parse's sentence there: nothing was read.
+    ('The freezer is at -18 degrees.', StateChange('freezer', 'level', '', '-18 degrees')),
+    ('The thermostat is set to \u22122 degrees.', StateChange('thermostat', 'setting', '', '-2 degrees')),
     ('The battery is at 40 percent.', StateChange('battery', 'level', '', '40 percent')),
     ('Fridge temperature 4 C.', StateChange('fridge', 'temperature', '', '4 C')),
     ('The fridge temperature is 4 C.', StateChange('fridge', 'temperature', '', '4 C')),

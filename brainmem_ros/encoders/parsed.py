@@ -205,10 +205,15 @@ class _Reading(StateReading):
 
 
 _SHOUTED = re.compile(r'\b[A-Z]{2,}\b')
+# A signed number after "at"/"to": the tagger reads its sign as punctuation and the parse
+# ends the sentence there ("The freezer is at -18 degrees"); "minus 18" parses as a number.
+_SIGN_AFTER_PREP = re.compile(r'(?<=\b(?:at|to|At|To) )[-\u2212](?=\d)')
 
 
 def _calm(text: str) -> str:
     """``text`` with its shouted state words in lower case ("garage door OPEN", "stove burner
-    ON"): the tagger reads a word in capitals as a name, and the state is lost."""
+    ON"): the tagger reads a word in capitals as a name, and the state is lost; and a sign
+    after "at"/"to" written out ("at minus 18 degrees"), which :mod:`reading_states` reads back."""
     words = (state_words() | {'on', 'off'}) - {'ok'}  # "cameras OK" is a report, not a thing's state
+    text = _SIGN_AFTER_PREP.sub('minus ', text)
     return _SHOUTED.sub(lambda m: m.group().lower() if m.group().lower() in words else m.group(), text)

@@ -289,7 +289,8 @@ class StateReading(MentionReading):
             unit = self._unit_of(num)
             if unit is None:
                 continue
-            value = f'{num.text} {unit.text.rstrip(".")}' if unit.i != num.i else num.text
+            sign = '-' if any(c.dep_ == 'quantmod' and c.lower_ == 'minus' for c in num.children) else ''
+            value = sign + (f'{num.text} {unit.text.rstrip(".")}' if unit.i != num.i else num.text)
             holder = unit if unit.dep_ in {'pobj', 'attr', 'npadvmod', 'dobj', 'appos'} else num
             governor = holder.head
             if holder.dep_ == 'pobj':
