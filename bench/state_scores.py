@@ -31,7 +31,9 @@ from brainmem_ros.memory.types import Extraction, StateChange
 _DATA = Path(__file__).resolve().parent.parent / 'test' / 'data'
 #: Split name -> labelled file.
 SETS = {'dev': _DATA / 'state_changes_dev.jsonl', 'hold-out': _DATA / 'state_changes_holdout.jsonl',
-        'hold-out 2': _DATA / 'state_changes_holdout2.jsonl'}
+        'hold-out 2': _DATA / 'state_changes_holdout2.jsonl',
+        'logs dev': _DATA / 'state_changes_logs_dev.jsonl',
+        'logs hold-out': _DATA / 'state_changes_logs_holdout.jsonl'}
 #: Attributes whose values are names of things (compared as names); the others are words or readings.
 _PLACES = frozenset({'location'})
 
@@ -127,7 +129,8 @@ def table(results: dict[str, dict[str, StateTally]], styles: Sequence[str]) -> l
     lines = ['| extractor | split | n | P | R | P (head) | R (head) | before right | false facts |',
              '|---|---|---|---|---|---|---|---|---|']
     for name, tallies in results.items():
-        for split in ('dev', *(f'dev {s}' for s in styles), 'hold-out', 'hold-out 2'):
+        for split in ('dev', *(f'dev {s}' for s in styles), 'hold-out', 'hold-out 2', 'logs dev',
+                      'logs dev detection', 'logs dev navlog', 'logs hold-out'):
             t = tallies.get(split)
             if t is not None and t.rows:
                 lines.append(f'| {name} | {split} | {t.rows} | ' + ' | '.join(t.cells()) + ' |')
