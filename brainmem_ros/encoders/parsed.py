@@ -13,6 +13,7 @@ the text. The word lists that remain are data (:mod:`brainmem_ros.encoders.lexic
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -24,6 +25,7 @@ from brainmem_ros.encoders.lexicon import (
     state_words,
     stopwords,
 )
+from brainmem_ros.encoders.log_records import RecordReader, merged
 from brainmem_ros.encoders.reading_base import CAMEL, CAMEL_PART, HELD, log_prefix, repairs, verb_base
 from brainmem_ros.encoders.reading_states import StateReading
 from brainmem_ros.errors import ModelError
@@ -101,6 +103,7 @@ class SpacyExtractor:
         self._self = (frozenset(normalise_name(w) for w in self_vocabulary)
                       if self_vocabulary is not None else self_parts())
         self._docs: LruCache[str, Doc] = LruCache(cache_size)
+        self._records = RecordReader(self._nouns, stopwords(), state_words(), self._self)
 
     def prime(self, texts: Sequence[str]) -> None:
         """Parse ``texts`` in one batch so that ``extract`` of each finds its parse ready."""
@@ -150,8 +153,11 @@ class SpacyExtractor:
 
     def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
         """Entities, actions, state changes and outcome stated in ``text``."""
-        return _Reading(self.parse(text), self._verbs, self._self, self._irregular,
-                        self._nouns, self._nouns_only).extraction(known_entities)
+        doc = self.parse(text)
+        found = _Reading(doc, self._verbs, self._self, self._irregular,
+                         self._nouns, self._nouns_only).extraction(known_entities)
+        changes = merged(text, self._records.changes(text), found.state_changes)
+        return found if changes == found.state_changes else dataclasses.replace(found, state_changes=changes)
 
     def extract_many(self, texts: Sequence[str]) -> list[Extraction]:
         """``extract`` of each text, parsed as one batch."""

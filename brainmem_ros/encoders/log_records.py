@@ -1,0 +1,409 @@
+"""State changes that log records state: the fields and thing-state pairs software prints.
+
+Perception and navigation stacks report in rows of fields, not sentences: ``det: cup 0.88 |
+bbox [..] | surface: dining table``, ``TV: OFF | microwave: ON``, ``fire door 3 status=OPEN``,
+``{"object": "window", "from": "closed", "to": "open"}``, ``<det class="fire door"
+state="blocked"/>``. A dependency parse of such a line joins unrelated fields into one
+sentence, and what it reads there is mostly wrong. This reads the record itself:
+
+- the line is cut into **fields** at separators (``|``, ``;``, ``>>``, ``, ``, tabs, wide
+  gaps) and at ``key=value`` and quoted ``"key": "value"`` pairs; boxes and coordinates
+  are dropped, a lone confidence in brackets is kept as a confidence;
+- a field whose key names a role says what its value is: the **thing** the record is about
+  (``object``, ``label``, ``class``...), its **place** (``loc``, ``surface``, ``on``...), its
+  **state** (``state``, ``status``), a **battery** level or a **measure** (``temp=96C``); a
+  key one typing slip away from a role key counts as it (``stauts``);
+- the record's thing is otherwise the first thing given with a detection confidence
+  (``mug 0.91``, ``TV (0.95) in living room``: a place phrase after it is where it is), or
+  a field that is just a thing;
+- a thing followed by a state word (``TV: OFF``, ``bed 4 = EMPTY``, ``ward door -> OPEN``,
+  ``window OPEN``) is that thing's state; ``mug held`` is held; ``X moved: A -> B`` is at B;
+  a thing with a measure (``room 204 temp 17 C``) has that reading.
+
+A thing must be a noun phrase whose head the lexicon knows as a noun and which is neither
+an abstract word, a state word nor a part of the robot. Nothing is read from a line with no
+mark of a record (prose is the parser's), and nothing that the line does not say.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from brainmem_ros.encoders.reading_base import HELD, POWER
+from brainmem_ros.memory.types import StateChange, normalise_name
+
+# Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a
+# bracket, a word in capitals or a measure's key before its number ("temp 21 C"). Prose
+# has none of them.
+_RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\b[A-Z]{2,}\b|'
+                     r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)')
+# "key": "value" (JSON) and key="value" (XML attributes).
+_QUOTED = re.compile(r'"([A-Za-z_]+)"\s*:\s*"([^"]*)"|\b([A-Za-z_]+)="([^"]*)"')
+_TAG = re.compile(r'^\s*\[[^\[\]]*\]\s*')  # "[seg] towel", "[INFO] [nav2]"
+_SPLIT = re.compile(r'\s*(?:\||;|>>|\t|\s{3,}|,\s+|\s-\s|\s{2,}(?=[A-Za-z]+:)|\.\s+(?=[A-Z]))\s*')
+_KEY_VALUE = re.compile(r'([A-Za-z_]\w*)=(.+?)(?=\s+[A-Za-z_]\w*=|$)')
+_SPACED_EQUALS = re.compile(r'\s+=\s+')  # "front door = CLOSED": a thing and its state
+_COLON = re.compile(r'^([^:]{1,40}?)\s*:\s*(.+)$')
+_ARROW = re.compile(r'\s*(?:->|=>|→)\s*')
+_ASIDE = re.compile(r'(?<!\w)\([^()]*\)')  # not a call's argument: "pick(mug)"
+_CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
+# A confidence, score or probability: "0.91", ".87", "93%".
+_CONFIDENCE = re.compile(r'^(?:[01]?\.\d+|\d{1,3}(?:\.\d+)?\s?%)$')
+# Brackets holding numbers only (boxes, coordinates, ranges) or key=value pairs.
+_BRACKETED = re.compile(r'\(([^()]*)\)|\[([^\[\]]*)\]')
+_NUMERIC = re.compile(r'^[\d\s.,:;%+\-]*$')
+_READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
+_PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
+_CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?)$')
+_NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
+# A confidence field, whose number the parser might read as a level ("Conf: 93%").
+_BRACKETED_CONFIDENCE = re.compile(r'\((\d{1,3}(?:\.\d+)?\s?%|[01]?\.\d+)\)')  # "blender (87%)"
+_CONFIDENCE_FIELD = re.compile(r'\b(?:conf(?:idence)?|p|prob|score)\s*[:=]\s*([\d.]+\s?%?)', re.IGNORECASE)
+
+_DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
+                     r'failed|unknown|searching|looking)\b', re.IGNORECASE)
+
+# How a task or a subsystem is doing, not a thing's state: "sweep done", "cameras OK".
+_PROCESS_STATES = frozenset({'done', 'ok', 'fine', 'nominal'})
+
+# Keys by the role of their value.
+_THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'item', 'name', 'thing'})
+_PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
+                         'zone', 'where', 'target'})
+_STATE_KEYS = frozenset({'state', 'status'})
+_BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
+_MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity'}
+_ROLE_KEYS = _THING_KEYS | _PLACE_KEYS | _STATE_KEYS | _BATTERY_KEYS | set(_MEASURES) | {
+    'from', 'to', 'rel', 'relation'}
+# A relation of a scene-graph edge (``rel=next_to target=X``): where a thing is.
+_PLACE_RELATIONS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next to', 'beside', 'behind',
+                              'above', 'below', 'against', 'by'})
+_PLACE_PREPS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next', 'beside', 'behind', 'above',
+                          'below', 'against', 'by', 'onto', 'into', 'atop', 'underneath', 'beneath'})
+_LEADING = _PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'front', 'in'}
+# Verbs of a thing coming to rest somewhere, in a record's telegraphic past: "pallet_07
+# dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench".
+_ARRIVING = re.compile(
+    r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
+
+Field = tuple[str | None, str]
+
+
+class RecordReader:
+    """Reads the state changes of log records (see the module)."""
+
+    def __init__(self, nouns: frozenset[str], stop: frozenset[str], states: frozenset[str],
+                 self_vocab: frozenset[str]) -> None:
+        self.nouns = nouns
+        self.stop = stop
+        self.states = states
+        self.self_vocab = self_vocab
+
+    def changes(self, text: str) -> list[StateChange]:
+        """The state changes the record fields of ``text`` state (none for prose)."""
+        if not _RECORD.search(text):
+            return []
+        # A field that denies or doubts ("no cup", "rejected: cat (0.18)", "expected CLOSED")
+        # states nothing.
+        fields = [(role_key(k) if k is not None else None, v) for k, v in _fields(text)
+                  if not _DENIED.search(v)]
+        subject, found = self._subject(fields)
+        relation = next((v.replace('_', ' ').lower() for k, v in fields if k in {'rel', 'relation'}), '')
+        before = ''
+        for i, (key, value) in enumerate(fields):
+            holder = self._holder(fields, i) or subject
+            if key is None:
+                found += self._pair(value) if not (holder and self._place_field(value)) else [
+                    StateChange(holder, 'location', '', self.place(value))]
+            elif key in _PLACE_KEYS:
+                if holder and (key != 'target' or relation in _PLACE_RELATIONS):
+                    found += [StateChange(holder, 'location', '', p) for p in [self.place(value, keyed=True)]
+                              if p and p != holder]
+            elif key in _STATE_KEYS:
+                # "status: batt 54%": a field of its own under a heading.
+                found += (self._state(holder, value) if holder else []) or self._pair(value)
+            elif key == 'from':
+                before = value
+            elif key == 'to':
+                found += (self._state(subject, value) or [
+                    StateChange(subject, 'location', self.place(before), p) for p in [self.place(value)] if p]
+                ) if subject else []
+            else:
+                found += self._reading(key, value, holder)
+        return found
+
+    # -- fields -------------------------------------------------------------------
+
+    def _subject(self, fields: list[Field]) -> tuple[str, list[StateChange]]:
+        """The thing the record is about, and where it is when a detection says so."""
+        for key, value in fields:
+            if key in _THING_KEYS and self.thing(value, keyed=True):
+                return self.thing(value, keyed=True), []
+        for key, value in fields:
+            if key is None:
+                thing, rest = self._detected(value)
+                if thing:
+                    place = self.place(rest) if self._place_field(rest) else ''
+                    return thing, [StateChange(thing, 'location', '', place)] if place else []
+        return next((self.thing(v) for k, v in fields if k is None and self.thing(v)), ''), []
+
+    def _holder(self, fields: list[Field], i: int) -> str:
+        """The thing a role field right after a bare thing belongs to ("fire door 3 status=OPEN")."""
+        if i == 0 or fields[i][0] not in _STATE_KEYS | _PLACE_KEYS | set(_MEASURES):
+            return ''
+        key, value = fields[i - 1]
+        if key is not None and key not in _THING_KEYS:
+            return ''
+        return self.thing(value.rsplit(': ', 1)[-1])
+
+    def _detected(self, value: str) -> tuple[str, str]:
+        """A thing given with its confidence ("det: cup 0.88", "TV 0.95 in living room"), and
+        what follows the confidence."""
+        words = [w for w in value.rsplit(': ', 1)[-1].replace("'", ' ').replace('"', ' ').split() if w != '@']
+        at = next((i for i, w in enumerate(words) if i and _CONFIDENCE.match(w)), None)
+        if at is None:
+            return '', ''
+        return self.thing(' '.join(words[:at])), ' '.join(words[at + 1:])
+
+    def _place_field(self, value: str) -> bool:
+        words = value.split()
+        return bool(words) and words[0].lower() in _PLACE_PREPS and bool(self.place(value))
+
+    def _reading(self, key: str, value: str, holder: str) -> list[StateChange]:
+        """A battery level ("batt=54%", "battery=0.23 (23%)") or a thing's measure ("temp=96C")."""
+        if key in _BATTERY_KEYS:
+            level = _PERCENT.search(value) or _READING.match(value.strip())
+            # Written as the parser writes a percentage ("87 %"), so both give one value.
+            return [StateChange('battery', 'level', '', ' '.join(level.group(0).replace('%', ' %').split()))
+                    ] if level else []
+        if key in _MEASURES and holder and _READING.match(value.strip()):
+            return [StateChange(holder, _MEASURES[key], '', value.strip())]
+        thing = self.thing(key) if key not in _ROLE_KEYS else ''
+        return self._state(thing, value) if thing else []
+
+    def _state(self, thing: str, value: str) -> list[StateChange]:
+        """``thing`` is in the state ``value`` names (the last of "closed->open")."""
+        words = _ARROW.split(_ASIDE.sub(' ', value).strip())[-1].split()
+        while words and _CONFIDENCE.match(words[-1]):
+            words.pop()  # "OPEN conf=0.88" (its key is gone), "closed 0.99"
+        if len(words) != 1:
+            return []
+        word = words[0].lower().strip('.!"\'')
+        if word == HELD:
+            return [StateChange(thing, 'location', '', HELD)]
+        if word not in self.states or word in _PROCESS_STATES:
+            return []
+        return [StateChange(thing, 'power' if word in POWER else 'state', '', word)]
+
+    def _pair(self, value: str) -> list[StateChange]:
+        """A field with no key: "TV: OFF", "ward door -> OPEN", "window OPEN", "mug held",
+        "umbrella moved: entrance -> coat rack", "room 204 temp 17 C", "batt 54%"."""
+        value = _ASIDE.sub(' ', value).strip()
+        colon = _COLON.match(value)
+        if colon:
+            # The value's own pair first ("door_opener: ward door -> OPEN"), then the key's
+            # thing in the value's state ("TV: OFF").
+            left, right = colon.group(1), colon.group(2)
+            got = self._pair(right)
+            words = left.split()
+            if len(words) >= 2 and role_key(words[-1]) in _STATE_KEYS:
+                left = ' '.join(words[:-1])  # "toilet 3 status: clogged"
+            thing = self.tail_thing(left)
+            if not got and thing:
+                got = self._state(thing, right)
+            words = left.split()
+            moved = len(words) >= 2 and words[-1].lower() in {'moved', 'relocated'}
+            if not got and moved and _ARROW.search(right):
+                thing, place = self.tail_thing(' '.join(words[:-1])), self.place(_ARROW.split(right)[-1])
+                got = [StateChange(thing, 'location', '', place)] if thing and place else []
+            return got
+        parts = _ARROW.split(value)
+        if len(parts) >= 2:
+            return self._transition(parts[-2], parts[-1]) or self._pair(parts[-1])
+        return self._telegraphic(value)
+
+    def _transition(self, left: str, right: str) -> list[StateChange]:
+        """"ward door -> OPEN", "kitchen drawer 3 closed->open": the thing before the arrow
+        (without its old state) in the state after it."""
+        thing = self.tail_thing(left)
+        words = left.split()
+        if not thing and len(words) >= 2:
+            thing = self.tail_thing(' '.join(words[:-1]))  # "cabinet 2 latched->unlocked"
+        return self._state(thing, right) if thing else []
+
+    def _telegraphic(self, value: str) -> list[StateChange]:
+        words = value.split()
+        if len(words) >= 2 and words[0].lower() in _BATTERY_KEYS:
+            return self._reading(words[0].lower(), ' '.join(words[1:]), '')
+        measure = next((i for i, w in enumerate(words) if w.lower() in _MEASURES), None)
+        if measure:
+            return self._reading(words[measure].lower(), ' '.join(words[measure + 1:]),
+                                 self.thing(' '.join(words[:measure])))
+        arriving = _ARRIVING.match(value)
+        if arriving and arriving.group(2).lower() not in self.states:
+            thing, place = self.tail_thing(arriving.group(1)), self.place(arriving.group(3))
+            if thing and place:
+                return [StateChange(thing, 'location', '', place)]
+        if len(words) >= 2:
+            thing = self.tail_thing(' '.join(words[:-1]))
+            if thing:
+                return self._state(thing, words[-1])
+        return []
+
+    # -- names --------------------------------------------------------------------
+
+    def tail_thing(self, text: str) -> str:
+        """The thing ``text`` names after a software tag ("DRAWER-CLS left drawer" -> left
+        drawer, "track#14 'backpack'" -> backpack): leading words that are no plain words
+        (capitals, digits or marks in them) are dropped."""
+        call = _CALL.match(text.strip())
+        if call:
+            return self.thing(call.group(1))
+        words = text.split()
+        while len(words) > 1 and not (words[0].isalpha() and not words[0].isupper()):
+            words.pop(0)
+        return self.thing(' '.join(words))
+
+    def thing(self, text: str, *, keyed: bool = False) -> str:
+        """``text`` as the name of a thing, or '' when it is not one (see the module).
+
+        ``keyed``: the field's key says it names a thing or a place ("loc: nightstand"),
+        so a head the lexicon does not know is taken too.
+        """
+        text = text.strip()
+        call = _CALL.match(text)
+        if call:
+            text = call.group(1)
+        if not _NAME_CHARS.match(text):
+            return ''
+        words = [w.strip('\'"#.,') for w in text.replace('_', ' ').split()]
+        words = [w for w in words if w]
+        while words and _CONFIDENCE.match(words[-1]):
+            words.pop()
+        while words and ((words[0].lower() in self.stop and words[0].lower() in self.nouns)
+                         or words[0].isdigit()):
+            words.pop(0)  # "object 'kettle'": a vague noun before the name; "4 glasses": a count
+        if not words or len(words) > 4 or not all(w.isalpha() or _CODE.match(w) for w in words):
+            return ''
+        head_at = len(words) - 1
+        if head_at > 0 and _CODE.match(words[head_at]):
+            head_at -= 1  # "printer 2", "bed 4", "pallet 07"
+        lowered = [w.lower() for w in words]
+        head = self._singular(lowered[head_at])
+        # A state word heads no thing ("drawer closed"), bar a noun named with another
+        # word ("porch light").
+        stated = head in self.states and not (head in self.nouns and head_at > 0)
+        if not head.isalpha() or (head not in self.nouns and not keyed) or head in self.stop or stated \
+                or any(w in self.states or w in self.stop for w in lowered[:head_at]):
+            return ''
+        name = normalise_name(' '.join([*lowered[:head_at], head, *lowered[head_at + 1:]]))
+        return '' if name in self.self_vocab or head in self.self_vocab else name
+
+    def place(self, text: str, *, keyed: bool = False) -> str:
+        """The place a field's value names: its first noun phrase, without the preposition
+        before it ("under the window in the bedroom" -> window, "bowl by the door" -> bowl)."""
+        words = [w.strip('\'".,') for w in _ASIDE.sub(' ', text).replace('_', ' ').split()]
+        words = [w for w in words if w]
+        while words and words[0].lower() in _LEADING:
+            words.pop(0)
+        phrase: list[str] = []
+        for word in words:
+            if word.lower() in _LEADING - {'top', 'front'}:
+                break
+            phrase.append(word)
+        return self.thing(' '.join(phrase), keyed=keyed) if phrase else ''
+
+    def _singular(self, word: str) -> str:
+        if word in self.nouns or not word.endswith('s'):
+            return word
+        for stem in (word[:-3] + 'y' if word.endswith('ies') else '', word[:-2], word[:-1]):
+            if stem and stem in self.nouns:
+                return stem
+        return word
+
+
+def role_key(key: str) -> str:
+    """``key`` as the role key it is, allowing one typing slip in a long one ("stauts")."""
+    key = key.lower()
+    if key in _ROLE_KEYS or len(key) < 5:
+        return key
+    return next((k for k in _ROLE_KEYS if len(k) >= 5 and _one_slip(key, k)), key)
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """One letter left out, added, changed, or two neighbours swapped."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def _unbracket(match: re.Match[str]) -> str:
+    inner = (match.group(1) if match.group(1) is not None else match.group(2)).strip()
+    if _CONFIDENCE.match(inner):
+        return f' {inner} '  # "TV (0.95)": the confidence marks what was detected
+    if _NUMERIC.match(inner) or '=' in inner:
+        return ' '  # a box, coordinates, a range, "(p=0.93)"
+    return match.group(0)
+
+
+def _fields(text: str) -> Iterator[Field]:
+    """(key or None, value) of each field of a record, in order; boxes and coordinates dropped."""
+    for json_key, json_value, xml_key, xml_value in _QUOTED.findall(text):
+        yield (json_key or xml_key), (json_value or xml_value)
+    rest = _SPACED_EQUALS.sub(': ', _BRACKETED.sub(_unbracket, _QUOTED.sub(' | ', text)))
+    # A comma in brackets ("(puddle, 0.84)") does not end the field.
+    rest = _ASIDE.sub(lambda m: m.group(0).replace(',', ' '), rest)
+    for part in _SPLIT.split(rest):
+        segment = _TAG.sub('', part).strip(' .!?:')
+        if not segment:
+            continue
+        pairs = list(_KEY_VALUE.finditer(segment))
+        head = segment[:pairs[0].start()].strip() if pairs else segment
+        if head:
+            colon = _COLON.match(head)
+            if colon and role_key(colon.group(1).strip()) in _ROLE_KEYS:
+                yield colon.group(1).strip(), colon.group(2).strip()
+            else:
+                yield None, head
+        for pair in pairs:
+            yield pair.group(1), pair.group(2).strip().strip('"\'')
+
+
+# A name as the parser may wrongly make one of a record ("vlm diff(prev = t0", "| room temp").
+_CLEAN_NAME = re.compile(r"^[\w' -]+$")
+
+
+def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...]) -> tuple[StateChange, ...]:
+    """The record's changes and the parser's that say something else.
+
+    A parser change is dropped when the record gives the same thing's same attribute, or
+    gives its value to another thing (one "OPEN" in the line is one thing's state), when
+    its thing's name holds a record's punctuation, when it reads a confidence as a level
+    ("Conf: 93%", "blender (87%)"), or a task's progress as a thing's state ("sweep done")
+    in a record. The last change of a thing's attribute wins.
+    """
+    said = {(c.object, c.attribute) for c in records}
+    values = {(c.attribute, c.after) for c in records}
+    def reading(values: list[str]) -> set[str]:
+        return {' '.join(v.replace('%', ' %').split()) for v in values}
+
+    # A bracketed number after a thing the record reports is its detection's confidence
+    # ("blender (87%) beside the toaster"); after another ("Battery low (15%)"), a level.
+    confidences = reading(_CONFIDENCE_FIELD.findall(text))
+    detected = reading(_BRACKETED_CONFIDENCE.findall(text))
+    things = {c.object for c in records}
+    kept = [c for c in parsed if (c.object, c.attribute) not in said and (c.attribute, c.after) not in values
+            and _CLEAN_NAME.match(c.object) and not (records and c.after in _PROCESS_STATES)
+            and not (c.attribute == 'level' and (
+                c.after in confidences or (c.after in detected and c.object in things)))]
+    out: dict[tuple[str, str], StateChange] = {}
+    for change in [*kept, *records]:
+        out.pop((change.object, change.attribute), None)
+        out[(change.object, change.attribute)] = change
+    return tuple(out.values())

@@ -1,0 +1,90 @@
+"""State changes of log records (brainmem_ros/encoders/log_records.py) through the real parser
+extractor: the fields and thing-state pairs that perception and navigation software prints.
+
+Each line here is written for the test in a format of its own; before the record reader the
+parser read nothing, or a wrong thing, from every one of them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from brainmem_ros.encoders.log_records import role_key
+from brainmem_ros.encoders.parsed import HELD, SpacyExtractor
+from brainmem_ros.memory.types import StateChange
+
+
+@pytest.fixture(scope='module')
+def x() -> SpacyExtractor:
+    return SpacyExtractor()
+
+
+def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
+    return {(c.object, c.attribute, c.after) for c in x.extract(text).state_changes}
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # Role keys: the thing, its place, its state.
+    ('detector | obj=teapot | conf=0.77 | loc=stove top', {('teapot', 'location', 'stove top')}),
+    ('class: stapler  where: second shelf of the cabinet  score: 81%',
+     {('stapler', 'location', 'second shelf')}),
+    ('det#9 label=mop state=wet', {('mop', 'state', 'wet')}),
+    ('<obj class="flower pot" status="broken" p="0.8"/>', {('flower pot', 'state', 'broken')}),
+    ('{"item": "umbrella stand", "from": "open", "to": "closed"}', {('umbrella stand', 'state', 'closed')}),
+    ('{"object": "suitcase", "from": "porch", "to": "guest room"}', {('suitcase', 'location', 'guest room')}),
+    ('edge {"obj": "lamp", "rel": "on", "target": "side table"}', {('lamp', 'location', 'side table')}),
+    # A thing given with its confidence, and a place phrase after it.
+    ('yolo11 frame=88 | teddy bear 0.93 | on: rocking chair', {('teddy bear', 'location', 'rocking chair')}),
+    ('Seen: blender (87%) beside the toaster', {('blender', 'location', 'toaster')}),
+    # A thing and its state, however the pair is written.
+    ('panel >> garage light: ON | porch light: OFF',
+     {('garage light', 'power', 'on'), ('porch light', 'power', 'off')}),
+    ('check result: pantry door = AJAR (p=0.71)', {('pantry door', 'state', 'ajar')}),
+    ('cabinet 2 latched->unlocked', {('cabinet 2', 'state', 'unlocked')}),
+    ('sweep done, shower floor WET, bin FULL', {('shower floor', 'state', 'wet'), ('bin', 'state', 'full')}),
+    ('toilet 3 stauts: blocked', {('toilet 3', 'state', 'blocked')}),  # a key one slip away
+    ('fn_classify(freezer door) -> open 0.95', {('freezer door', 'state', 'open')}),
+    # Places and holding in telegraphic past, and a move with an arrow.
+    ('[fleet] cart_12 parked at loading bay', {('cart 12', 'location', 'loading bay')}),
+    ('grasp(box) OK -> box held', {('box', 'location', HELD)}),
+    ('tracker: stroller moved: porch -> hallway', {('stroller', 'location', 'hallway')}),
+    # Readings.
+    ('heartbeat | batt=61% | speed=0.2', {('battery', 'level', '61 %')}),
+    ('ward 5 temp 21.5 C, quiet', {('ward 5', 'temperature', '21.5 C')}),
+])
+def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
+    assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize('text', [
+    'detector | person 0.97 | bbox (10,20,30,40)',  # a detection with no place and no state
+    'rejected: cat (0.18) below threshold',
+    '[nav2] navigating to kitchen | eta=12s',
+    'GOAL aborted: path blocked',
+    'odom x=1.20 y=-0.40 yaw=0.10',
+    'state: SEARCHING | target=keys',
+])
+def test_records_that_state_no_change(x: SpacyExtractor, text: str) -> None:
+    assert _changes(x, text) == set(), text
+
+
+def test_a_confidence_is_no_level(x: SpacyExtractor) -> None:
+    # The parser read "93%" as a level of the place before it.
+    assert _changes(x, 'Obj: glasses  Loc: nightstand  Conf: 93%') == {('glasses', 'location', 'nightstand')}
+
+
+def test_prose_is_left_to_the_parser(x: SpacyExtractor) -> None:
+    got = _changes(x, 'I put the red cup on the kitchen table.')
+    assert got == {('red cup', 'location', 'kitchen table')}
+    assert _changes(x, 'The garage door is open.') == {('garage door', 'state', 'open')}
+
+
+def test_the_value_is_one_things_state(x: SpacyExtractor) -> None:
+    # A parse of the whole line gave "OPEN" to the software's name ("door_opener").
+    got = x.extract('door_opener: lab door -> OPEN').state_changes
+    assert got == (StateChange('lab door', 'state', '', 'open'),)
+
+
+def test_role_keys_allow_one_slip() -> None:
+    assert [role_key(k) for k in ('stauts', 'locaton', 'Status', 'sate', 'bbox')] == [
+        'status', 'location', 'status', 'sate', 'bbox']
