@@ -442,3 +442,17 @@ def test_docstring_examples_of_the_fact_rules_run() -> None:
 
     result = doctest.testmod(facts)
     assert result.attempted >= 8 and result.failed == 0
+
+
+def test_facts_from_detector_and_navigation_records(mem: BrainMem) -> None:
+    # Rows of fields, as perception and navigation software print them: the parse of the
+    # whole line read no place and no state from any of them (brainmem_ros/encoders/log_records.py).
+    t = T0 + 30 * H
+    mem.store('yolo | frame=881 | thermos 0.90 | bbox [10,12,80,95] | on: hall bench', stamp=t)
+    mem.store('tracker: thermos moved: hall bench -> kitchen windowsill', stamp=t + H)
+    mem.store('door_cls >> pantry door: OPEN conf=0.84', stamp=t + H)
+    mem.store('door_cls >> pantry door -> CLOSED (p=0.91)', stamp=t + 2 * H)
+    assert places(mem.state_of('thermos', attribute='location')) == [
+        ('kitchen windowsill', t + H, None), ('hall bench', t, t + H)]
+    assert [(f.value, f.valid_until) for f in mem.state_of('pantry door', attribute='state')] == [
+        ('closed', None), ('open', t + 2 * H)]
