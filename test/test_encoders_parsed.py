@@ -166,3 +166,18 @@ def test_a_batch_parse_reads_as_one_text_at_a_time() -> None:
     for start in range(0, len(texts), 64):
         batched.prime(texts[start:start + 64])
     assert [batched.extract(t) for t in texts] == [single.extract(t) for t in texts]
+
+
+def test_an_acronym_with_a_determiner_is_a_thing(x: SpacyExtractor) -> None:
+    # A bare acronym names software; "the TV" is a thing, with the state a switch gives it.
+    got = x.extract('Turned on the TV.')
+    assert [e.name for e in got.entities] == ['tv']
+    assert [(c.object, c.attribute, c.after) for c in got.state_changes] == [('tv', 'power', 'on')]
+    assert [e.name for e in x.extract('AMCL lost localization near the dock.').entities] == ['dock']
+
+
+def test_a_preposition_of_several_words_names_no_thing(x: SpacyExtractor) -> None:
+    assert [e.name for e in x.extract('The keys are on top of the fridge.').entities] == ['key', 'fridge']
+    assert [e.name for e in x.extract('The dog lies in front of the door.').entities] == ['dog', 'door']
+    # With a determiner the part is a place of its own.
+    assert 'corner' in [e.name for e in x.extract('A box stands in the corner of the hall.').entities]

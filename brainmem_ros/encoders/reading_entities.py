@@ -59,8 +59,13 @@ class EntityReading(ActionReading):
         elif nxt is not None and self._nominal(nxt) and nxt.i not in self.as_verb \
                 and not nxt.text.isupper() and nxt.i not in self.camel_actions:
             return False  # "coat stand" even when the parser attaches them apart
-        if tok.text.isupper() and len(tok.text) > 1 and tok.dep_ != 'compound':
-            return False  # a bare acronym names software (AMCL, YOLO), not a thing
+        if tok.text.isupper() and len(tok.text) > 1 and tok.dep_ != 'compound' \
+                and not any(c.dep_ in {'det', 'poss'} for c in tok.children):
+            return False  # a bare acronym names software (AMCL, YOLO), not a thing; "the TV" is one
+        if tok.dep_ == 'pobj' and tok.head.lower_ in {'in', 'on', 'at'} \
+                and not any(c.dep_ in {'det', 'poss'} for c in tok.children) \
+                and any(c.dep_ == 'prep' and c.lower_ == 'of' for c in tok.children):
+            return False  # "in front of", "on top of": a preposition of several words
         if (is_code(self.doc, tok.i, self.as_noun) and tok.i > 0
                 and self._keeps_left(self.doc[tok.i - 1], tok)):
             return True  # "corridor B": the code is the head
