@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from brainmem_ros.encoders.log_records import role_key
 from brainmem_ros.encoders.parsed import HELD, SpacyExtractor
+from brainmem_ros.encoders.record_fields import role_key
 from brainmem_ros.memory.types import StateChange
 
 

@@ -6,9 +6,8 @@ bbox [..] | surface: dining table``, ``TV: OFF | microwave: ON``, ``fire door 3 
 state="blocked"/>``. A dependency parse of such a line joins unrelated fields into one
 sentence, and what it reads there is mostly wrong. This reads the record itself:
 
-- the line is cut into **fields** at separators (``|``, ``;``, ``>>``, ``, ``, tabs, wide
-  gaps) and at ``key=value`` and quoted ``"key": "value"`` pairs; boxes and coordinates
-  are dropped, a lone confidence in brackets is kept as a confidence;
+- the line is cut into **fields** at separators and at ``key=value`` and quoted pairs
+  (:mod:`brainmem_ros.encoders.record_fields`);
 - a field whose key names a role says what its value is: the **thing** the record is about
   (``object``, ``label``, ``class``...), its **place** (``loc``, ``surface``, ``on``...), its
   **state** (``state``, ``status``), a **battery** level or a **measure** (``temp=96C``); a
@@ -28,9 +27,22 @@ mark of a record (prose is the parser's), and nothing that the line does not say
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from brainmem_ros.encoders.reading_base import HELD, POWER
+from brainmem_ros.encoders.record_fields import (
+    ASIDE,
+    BATTERY_KEYS,
+    COLON,
+    CONFIDENCE,
+    MEASURES,
+    PLACE_KEYS,
+    ROLE_KEYS,
+    STATE_KEYS,
+    THING_KEYS,
+    Field,
+    role_key,
+    split_fields,
+)
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 # Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a
@@ -38,27 +50,14 @@ from brainmem_ros.memory.types import StateChange, normalise_name
 # has none of them.
 _RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\b[A-Z]{2,}\b|'
                      r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)')
-# "key": "value" (JSON) and key="value" (XML attributes).
-_QUOTED = re.compile(r'"([A-Za-z_]+)"\s*:\s*"([^"]*)"|\b([A-Za-z_]+)="([^"]*)"')
-_TAG = re.compile(r'^\s*\[[^\[\]]*\]\s*')  # "[seg] towel", "[INFO] [nav2]"
-_SPLIT = re.compile(r'\s*(?:\||;|>>|\t|\s{3,}|,\s+|\s-\s|\s{2,}(?=[A-Za-z]+:)|\.\s+(?=[A-Z]))\s*')
-_KEY_VALUE = re.compile(r'([A-Za-z_]\w*)=(.+?)(?=\s+[A-Za-z_]\w*=|$)')
-_SPACED_EQUALS = re.compile(r'\s+=\s+')  # "front door = CLOSED": a thing and its state
-_COLON = re.compile(r'^([^:]{1,40}?)\s*:\s*(.+)$')
 _ARROW = re.compile(r'\s*(?:->|=>|→)\s*')
-_ASIDE = re.compile(r'(?<!\w)\([^()]*\)')  # not a call's argument: "pick(mug)"
 _CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
-# A confidence, score or probability: "0.91", ".87", "93%".
-_CONFIDENCE = re.compile(r'^(?:[01]?\.\d+|\d{1,3}(?:\.\d+)?\s?%)$')
-# Brackets holding numbers only (boxes, coordinates, ranges) or key=value pairs.
-_BRACKETED = re.compile(r'\(([^()]*)\)|\[([^\[\]]*)\]')
-_NUMERIC = re.compile(r'^[\d\s.,:;%+\-]*$')
 _READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
 _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 _CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?)$')
 _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
 # A confidence field, whose number the parser might read as a level ("Conf: 93%").
-_BRACKETED_CONFIDENCE = re.compile(r'\((\d{1,3}(?:\.\d+)?\s?%|[01]?\.\d+)\)')  # "blender (87%)"
+_BRACKETEDCONFIDENCE = re.compile(r'\((\d{1,3}(?:\.\d+)?\s?%|[01]?\.\d+)\)')  # "blender (87%)"
 _CONFIDENCE_FIELD = re.compile(r'\b(?:conf(?:idence)?|p|prob|score)\s*[:=]\s*([\d.]+\s?%?)', re.IGNORECASE)
 
 _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
@@ -67,15 +66,6 @@ _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|mi
 # How a task or a subsystem is doing, not a thing's state: "sweep done", "cameras OK".
 _PROCESS_STATES = frozenset({'done', 'ok', 'fine', 'nominal'})
 
-# Keys by the role of their value.
-_THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'item', 'name', 'thing'})
-_PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
-                         'zone', 'where', 'target'})
-_STATE_KEYS = frozenset({'state', 'status'})
-_BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
-_MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity'}
-_ROLE_KEYS = _THING_KEYS | _PLACE_KEYS | _STATE_KEYS | _BATTERY_KEYS | set(_MEASURES) | {
-    'from', 'to', 'rel', 'relation'}
 # A relation of a scene-graph edge (``rel=next_to target=X``): where a thing is.
 _PLACE_RELATIONS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next to', 'beside', 'behind',
                               'above', 'below', 'against', 'by'})
@@ -86,9 +76,6 @@ _LEADING = _PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'front', 
 # dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench".
 _ARRIVING = re.compile(
     r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
-
-Field = tuple[str | None, str]
-
 
 class RecordReader:
     """Reads the state changes of log records (see the module)."""
@@ -106,7 +93,7 @@ class RecordReader:
             return []
         # A field that denies or doubts ("no cup", "rejected: cat (0.18)", "expected CLOSED")
         # states nothing.
-        fields = [(role_key(k) if k is not None else None, v) for k, v in _fields(text)
+        fields = [(role_key(k) if k is not None else None, v) for k, v in split_fields(text)
                   if not _DENIED.search(v)]
         subject, found = self._subject(fields)
         relation = next((v.replace('_', ' ').lower() for k, v in fields if k in {'rel', 'relation'}), '')
@@ -116,11 +103,11 @@ class RecordReader:
             if key is None:
                 found += self._pair(value) if not (holder and self._place_field(value)) else [
                     StateChange(holder, 'location', '', self.place(value))]
-            elif key in _PLACE_KEYS:
+            elif key in PLACE_KEYS:
                 if holder and (key != 'target' or relation in _PLACE_RELATIONS):
                     found += [StateChange(holder, 'location', '', p) for p in [self.place(value, keyed=True)]
                               if p and p != holder]
-            elif key in _STATE_KEYS:
+            elif key in STATE_KEYS:
                 # "status: batt 54%": a field of its own under a heading.
                 found += (self._state(holder, value) if holder else []) or self._pair(value)
             elif key == 'from':
@@ -138,7 +125,7 @@ class RecordReader:
     def _subject(self, fields: list[Field]) -> tuple[str, list[StateChange]]:
         """The thing the record is about, and where it is when a detection says so."""
         for key, value in fields:
-            if key in _THING_KEYS and self.thing(value, keyed=True):
+            if key in THING_KEYS and self.thing(value, keyed=True):
                 return self.thing(value, keyed=True), []
         for key, value in fields:
             if key is None:
@@ -150,10 +137,10 @@ class RecordReader:
 
     def _holder(self, fields: list[Field], i: int) -> str:
         """The thing a role field right after a bare thing belongs to ("fire door 3 status=OPEN")."""
-        if i == 0 or fields[i][0] not in _STATE_KEYS | _PLACE_KEYS | set(_MEASURES):
+        if i == 0 or fields[i][0] not in STATE_KEYS | PLACE_KEYS | set(MEASURES):
             return ''
         key, value = fields[i - 1]
-        if key is not None and key not in _THING_KEYS:
+        if key is not None and key not in THING_KEYS:
             return ''
         return self.thing(value.rsplit(': ', 1)[-1])
 
@@ -161,7 +148,7 @@ class RecordReader:
         """A thing given with its confidence ("det: cup 0.88", "TV 0.95 in living room"), and
         what follows the confidence."""
         words = [w for w in value.rsplit(': ', 1)[-1].replace("'", ' ').replace('"', ' ').split() if w != '@']
-        at = next((i for i, w in enumerate(words) if i and _CONFIDENCE.match(w)), None)
+        at = next((i for i, w in enumerate(words) if i and CONFIDENCE.match(w)), None)
         if at is None:
             return '', ''
         return self.thing(' '.join(words[:at])), ' '.join(words[at + 1:])
@@ -172,20 +159,20 @@ class RecordReader:
 
     def _reading(self, key: str, value: str, holder: str) -> list[StateChange]:
         """A battery level ("batt=54%", "battery=0.23 (23%)") or a thing's measure ("temp=96C")."""
-        if key in _BATTERY_KEYS:
+        if key in BATTERY_KEYS:
             level = _PERCENT.search(value) or _READING.match(value.strip())
             # Written as the parser writes a percentage ("87 %"), so both give one value.
             return [StateChange('battery', 'level', '', ' '.join(level.group(0).replace('%', ' %').split()))
                     ] if level else []
-        if key in _MEASURES and holder and _READING.match(value.strip()):
-            return [StateChange(holder, _MEASURES[key], '', value.strip())]
-        thing = self.thing(key) if key not in _ROLE_KEYS else ''
+        if key in MEASURES and holder and _READING.match(value.strip()):
+            return [StateChange(holder, MEASURES[key], '', value.strip())]
+        thing = self.thing(key) if key not in ROLE_KEYS else ''
         return self._state(thing, value) if thing else []
 
     def _state(self, thing: str, value: str) -> list[StateChange]:
         """``thing`` is in the state ``value`` names (the last of "closed->open")."""
-        words = _ARROW.split(_ASIDE.sub(' ', value).strip())[-1].split()
-        while words and _CONFIDENCE.match(words[-1]):
+        words = _ARROW.split(ASIDE.sub(' ', value).strip())[-1].split()
+        while words and CONFIDENCE.match(words[-1]):
             words.pop()  # "OPEN conf=0.88" (its key is gone), "closed 0.99"
         if len(words) != 1:
             return []
@@ -199,15 +186,15 @@ class RecordReader:
     def _pair(self, value: str) -> list[StateChange]:
         """A field with no key: "TV: OFF", "ward door -> OPEN", "window OPEN", "mug held",
         "umbrella moved: entrance -> coat rack", "room 204 temp 17 C", "batt 54%"."""
-        value = _ASIDE.sub(' ', value).strip()
-        colon = _COLON.match(value)
+        value = ASIDE.sub(' ', value).strip()
+        colon = COLON.match(value)
         if colon:
             # The value's own pair first ("door_opener: ward door -> OPEN"), then the key's
             # thing in the value's state ("TV: OFF").
             left, right = colon.group(1), colon.group(2)
             got = self._pair(right)
             words = left.split()
-            if len(words) >= 2 and role_key(words[-1]) in _STATE_KEYS:
+            if len(words) >= 2 and role_key(words[-1]) in STATE_KEYS:
                 left = ' '.join(words[:-1])  # "toilet 3 status: clogged"
             thing = self.tail_thing(left)
             if not got and thing:
@@ -234,9 +221,9 @@ class RecordReader:
 
     def _telegraphic(self, value: str) -> list[StateChange]:
         words = value.split()
-        if len(words) >= 2 and words[0].lower() in _BATTERY_KEYS:
+        if len(words) >= 2 and words[0].lower() in BATTERY_KEYS:
             return self._reading(words[0].lower(), ' '.join(words[1:]), '')
-        measure = next((i for i, w in enumerate(words) if w.lower() in _MEASURES), None)
+        measure = next((i for i, w in enumerate(words) if w.lower() in MEASURES), None)
         if measure:
             return self._reading(words[measure].lower(), ' '.join(words[measure + 1:]),
                                  self.thing(' '.join(words[:measure])))
@@ -279,7 +266,7 @@ class RecordReader:
             return ''
         words = [w.strip('\'"#.,') for w in text.replace('_', ' ').split()]
         words = [w for w in words if w]
-        while words and _CONFIDENCE.match(words[-1]):
+        while words and CONFIDENCE.match(words[-1]):
             words.pop()
         while words and ((words[0].lower() in self.stop and words[0].lower() in self.nouns)
                          or words[0].isdigit()):
@@ -303,7 +290,7 @@ class RecordReader:
     def place(self, text: str, *, keyed: bool = False) -> str:
         """The place a field's value names: its first noun phrase, without the preposition
         before it ("under the window in the bedroom" -> window, "bowl by the door" -> bowl)."""
-        words = [w.strip('\'".,') for w in _ASIDE.sub(' ', text).replace('_', ' ').split()]
+        words = [w.strip('\'".,') for w in ASIDE.sub(' ', text).replace('_', ' ').split()]
         words = [w for w in words if w]
         while words and words[0].lower() in _LEADING:
             words.pop(0)
@@ -321,58 +308,6 @@ class RecordReader:
             if stem and stem in self.nouns:
                 return stem
         return word
-
-
-def role_key(key: str) -> str:
-    """``key`` as the role key it is, allowing one typing slip in a long one ("stauts")."""
-    key = key.lower()
-    if key in _ROLE_KEYS or len(key) < 5:
-        return key
-    return next((k for k in _ROLE_KEYS if len(k) >= 5 and _one_slip(key, k)), key)
-
-
-def _one_slip(a: str, b: str) -> bool:
-    """One letter left out, added, changed, or two neighbours swapped."""
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
-
-
-def _unbracket(match: re.Match[str]) -> str:
-    inner = (match.group(1) if match.group(1) is not None else match.group(2)).strip()
-    if _CONFIDENCE.match(inner):
-        return f' {inner} '  # "TV (0.95)": the confidence marks what was detected
-    if _NUMERIC.match(inner) or '=' in inner:
-        return ' '  # a box, coordinates, a range, "(p=0.93)"
-    return match.group(0)
-
-
-def _fields(text: str) -> Iterator[Field]:
-    """(key or None, value) of each field of a record, in order; boxes and coordinates dropped."""
-    for json_key, json_value, xml_key, xml_value in _QUOTED.findall(text):
-        yield (json_key or xml_key), (json_value or xml_value)
-    rest = _SPACED_EQUALS.sub(': ', _BRACKETED.sub(_unbracket, _QUOTED.sub(' | ', text)))
-    # A comma in brackets ("(puddle, 0.84)") does not end the field.
-    rest = _ASIDE.sub(lambda m: m.group(0).replace(',', ' '), rest)
-    for part in _SPLIT.split(rest):
-        segment = _TAG.sub('', part).strip(' .!?:')
-        if not segment:
-            continue
-        pairs = list(_KEY_VALUE.finditer(segment))
-        head = segment[:pairs[0].start()].strip() if pairs else segment
-        if head:
-            colon = _COLON.match(head)
-            if colon and role_key(colon.group(1).strip()) in _ROLE_KEYS:
-                yield colon.group(1).strip(), colon.group(2).strip()
-            else:
-                yield None, head
-        for pair in pairs:
-            yield pair.group(1), pair.group(2).strip().strip('"\'')
 
 
 # A name as the parser may wrongly make one of a record ("vlm diff(prev = t0", "| room temp").
@@ -396,7 +331,7 @@ def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...
     # A bracketed number after a thing the record reports is its detection's confidence
     # ("blender (87%) beside the toaster"); after another ("Battery low (15%)"), a level.
     confidences = reading(_CONFIDENCE_FIELD.findall(text))
-    detected = reading(_BRACKETED_CONFIDENCE.findall(text))
+    detected = reading(_BRACKETEDCONFIDENCE.findall(text))
     things = {c.object for c in records}
     kept = [c for c in parsed if (c.object, c.attribute) not in said and (c.attribute, c.after) not in values
             and _CLEAN_NAME.match(c.object) and not (records and c.after in _PROCESS_STATES)

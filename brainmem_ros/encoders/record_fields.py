@@ -1,0 +1,92 @@
+"""A log record cut into fields: the first step of reading it (:mod:`log_records`).
+
+A record is cut at separators (``|``, ``;``, ``>>``, ``, ``, tabs, wide gaps, a sentence's
+end) and at ``key=value`` and quoted ``"key": "value"`` / ``key="value"`` pairs. Boxes,
+coordinates, ranges and ``(p=0.93)`` are dropped; a lone confidence in brackets ("TV
+(0.95)") is kept as a word, since it marks what was detected. A key names a role (the
+thing, its place, state, battery level or a measure) when it is one of the role keys or
+one typing slip away from a long one ("stauts").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+Field = tuple[str | None, str]
+
+# "key": "value" (JSON) and key="value" (XML attributes).
+_QUOTED = re.compile(r'"([A-Za-z_]+)"\s*:\s*"([^"]*)"|\b([A-Za-z_]+)="([^"]*)"')
+_TAG = re.compile(r'^\s*\[[^\[\]]*\]\s*')  # "[seg] towel", "[INFO] [nav2]"
+_SPLIT = re.compile(r'\s*(?:\||;|>>|\t|\s{3,}|,\s+|\s-\s|\s{2,}(?=[A-Za-z]+:)|\.\s+(?=[A-Z]))\s*')
+_KEY_VALUE = re.compile(r'([A-Za-z_]\w*)=(.+?)(?=\s+[A-Za-z_]\w*=|$)')
+_SPACED_EQUALS = re.compile(r'\s+=\s+')  # "front door = CLOSED": a thing and its state
+COLON = re.compile(r'^([^:]{1,40}?)\s*:\s*(.+)$')
+ASIDE = re.compile(r'(?<!\w)\([^()]*\)')  # not a call's argument: "pick(mug)"
+# A confidence, score or probability: "0.91", ".87", "93%".
+CONFIDENCE = re.compile(r'^(?:[01]?\.\d+|\d{1,3}(?:\.\d+)?\s?%)$')
+# Brackets holding numbers only (boxes, coordinates, ranges) or key=value pairs.
+_BRACKETED = re.compile(r'\(([^()]*)\)|\[([^\[\]]*)\]')
+_NUMERIC = re.compile(r'^[\d\s.,:;%+\-]*$')
+
+# Keys by the role of their value.
+THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'item', 'name', 'thing'})
+PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
+                         'zone', 'where', 'target'})
+STATE_KEYS = frozenset({'state', 'status'})
+BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
+MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity'}
+ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) | {
+    'from', 'to', 'rel', 'relation'}
+
+
+def role_key(key: str) -> str:
+    """``key`` as the role key it is, allowing one typing slip in a long one ("stauts")."""
+    key = key.lower()
+    if key in ROLE_KEYS or len(key) < 5:
+        return key
+    return next((k for k in ROLE_KEYS if len(k) >= 5 and _one_slip(key, k)), key)
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """One letter left out, added, changed, or two neighbours swapped."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def _unbracket(match: re.Match[str]) -> str:
+    inner = (match.group(1) if match.group(1) is not None else match.group(2)).strip()
+    if CONFIDENCE.match(inner):
+        return f' {inner} '  # "TV (0.95)": the confidence marks what was detected
+    if _NUMERIC.match(inner) or '=' in inner:
+        return ' '  # a box, coordinates, a range, "(p=0.93)"
+    return match.group(0)
+
+
+def split_fields(text: str) -> Iterator[Field]:
+    """(key or None, value) of each field of a record, in order; boxes and coordinates dropped."""
+    for json_key, json_value, xml_key, xml_value in _QUOTED.findall(text):
+        yield (json_key or xml_key), (json_value or xml_value)
+    rest = _SPACED_EQUALS.sub(': ', _BRACKETED.sub(_unbracket, _QUOTED.sub(' | ', text)))
+    # A comma in brackets ("(puddle, 0.84)") does not end the field.
+    rest = ASIDE.sub(lambda m: m.group(0).replace(',', ' '), rest)
+    for part in _SPLIT.split(rest):
+        segment = _TAG.sub('', part).strip(' .!?:')
+        if not segment:
+            continue
+        pairs = list(_KEY_VALUE.finditer(segment))
+        head = segment[:pairs[0].start()].strip() if pairs else segment
+        if head:
+            colon = COLON.match(head)
+            if colon and role_key(colon.group(1).strip()) in ROLE_KEYS:
+                yield colon.group(1).strip(), colon.group(2).strip()
+            else:
+                yield None, head
+        for pair in pairs:
+            yield pair.group(1), pair.group(2).strip().strip('"\'')
