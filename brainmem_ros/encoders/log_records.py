@@ -56,8 +56,9 @@ _READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
 _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 _CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?)$')
 _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
-# A confidence field, whose number the parser might read as a level ("Conf: 93%").
-_BRACKETEDCONFIDENCE = re.compile(r'\((\d{1,3}(?:\.\d+)?\s?%|[01]?\.\d+)\)')  # "blender (87%)"
+# A detection's confidence, whose number the parser might read as a level: bracketed after
+# the thing ("blender (87%)"), or a field of its own ("Conf: 93%").
+_BRACKETED_CONFIDENCE = re.compile(r'\((\d{1,3}(?:\.\d+)?\s?%|[01]?\.\d+)\)')
 _CONFIDENCE_FIELD = re.compile(r'\b(?:conf(?:idence)?|p|prob|score)\s*[:=]\s*([\d.]+\s?%?)', re.IGNORECASE)
 
 _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
@@ -76,6 +77,7 @@ _LEADING = _PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'front', 
 # dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench".
 _ARRIVING = re.compile(
     r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
+
 
 class RecordReader:
     """Reads the state changes of log records (see the module)."""
@@ -325,13 +327,10 @@ def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...
     """
     said = {(c.object, c.attribute) for c in records}
     values = {(c.attribute, c.after) for c in records}
-    def reading(values: list[str]) -> set[str]:
-        return {' '.join(v.replace('%', ' %').split()) for v in values}
-
     # A bracketed number after a thing the record reports is its detection's confidence
     # ("blender (87%) beside the toaster"); after another ("Battery low (15%)"), a level.
-    confidences = reading(_CONFIDENCE_FIELD.findall(text))
-    detected = reading(_BRACKETEDCONFIDENCE.findall(text))
+    confidences = _as_readings(_CONFIDENCE_FIELD.findall(text))
+    detected = _as_readings(_BRACKETED_CONFIDENCE.findall(text))
     things = {c.object for c in records}
     kept = [c for c in parsed if (c.object, c.attribute) not in said and (c.attribute, c.after) not in values
             and _CLEAN_NAME.match(c.object) and not (records and c.after in _PROCESS_STATES)
@@ -342,3 +341,8 @@ def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...
         out.pop((change.object, change.attribute), None)
         out[(change.object, change.attribute)] = change
     return tuple(out.values())
+
+
+def _as_readings(numbers: list[str]) -> set[str]:
+    """Numbers as the parser writes readings ("93%" -> "93 %")."""
+    return {' '.join(n.replace('%', ' %').split()) for n in numbers}
