@@ -68,6 +68,14 @@ def test_records_that_state_no_change(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
 
 
+def test_prose_inside_a_record_is_parsed_alone(x: SpacyExtractor) -> None:
+    # The parse of the whole line ran the tag into the sentence and read nothing.
+    assert _changes(x, 'scene_diff(prev=t0, cur=t1): "The laundry basket is now empty."') == {
+        ('laundry basket', 'state', 'empty')}
+    got = _changes(x, 'describe(img_044) -> "the porch light is still on"')
+    assert got == {('porch light', 'power', 'on')}
+
+
 def test_a_confidence_is_no_level(x: SpacyExtractor) -> None:
     # The parser read "93%" as a level of the place before it.
     assert _changes(x, 'Obj: glasses  Loc: nightstand  Conf: 93%') == {('glasses', 'location', 'nightstand')}

@@ -50,6 +50,8 @@ from brainmem_ros.memory.types import StateChange, normalise_name
 # has none of them.
 _RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\b[A-Z]{2,}\b|'
                      r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)')
+_QUOTED_PROSE = re.compile(r'"([^"]{8,})"')
+_TAGGED_PROSE = re.compile(r'^\s*[\w\[\]().,=<>-]+:\s+(.+)$')  # "VLM: ...", "vlm_diff(t0): ..."
 _ARROW = re.compile(r'\s*(?:->|=>|→)\s*')
 _CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
 _READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
@@ -120,6 +122,18 @@ class RecordReader:
                 ) if subject else []
             else:
                 found += self._reading(key, value, holder)
+        return found
+
+    def sentences(self, text: str) -> list[str]:
+        """Prose inside a record, which the parse of the whole line splits wrongly: a quoted
+        sentence (``vlm: "The trash can is now full."``) or the words after a software tag
+        (``VLM: someone left a cane by the desk``)."""
+        if not _RECORD.search(text):
+            return []
+        found = [q for q in _QUOTED_PROSE.findall(text) if len(q.split()) >= 3]
+        tagged = _TAGGED_PROSE.match(text)
+        if tagged and len(tagged.group(1).split()) >= 4 and not _RECORD.search(tagged.group(1)):
+            found.append(tagged.group(1))
         return found
 
     # -- fields -------------------------------------------------------------------

@@ -156,7 +156,11 @@ class SpacyExtractor:
         doc = self.parse(text)
         found = _Reading(doc, self._verbs, self._self, self._irregular,
                          self._nouns, self._nouns_only).extraction(known_entities)
-        changes = merged(text, self._records.changes(text), found.state_changes)
+        parsed = found.state_changes
+        for sentence in self._records.sentences(text):
+            parsed += _Reading(self.parse(sentence), self._verbs, self._self, self._irregular,
+                               self._nouns, self._nouns_only).state_changes()
+        changes = merged(text, self._records.changes(text), parsed)
         return found if changes == found.state_changes else dataclasses.replace(found, state_changes=changes)
 
     def extract_many(self, texts: Sequence[str]) -> list[Extraction]:
