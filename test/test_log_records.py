@@ -44,6 +44,9 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('sweep done, shower floor WET, bin FULL', {('shower floor', 'state', 'wet'), ('bin', 'state', 'full')}),
     ('toilet 3 stauts: blocked', {('toilet 3', 'state', 'blocked')}),  # a key one slip away
     ('fn_classify(freezer door) -> open 0.95', {('freezer door', 'state', 'open')}),
+    # A word between the thing and its state ("left on" is on; "left" was a thing).
+    ('WARN: TV left on', {('tv', 'power', 'on')}),
+    ('ALERT: stove still ON, nobody in kitchen', {('stove', 'power', 'on')}),
     # Places and holding in telegraphic past, and a move with an arrow.
     ('[fleet] cart_12 parked at loading bay', {('cart 12', 'location', 'loading bay')}),
     ('grasp(box) OK -> box held', {('box', 'location', HELD)}),

@@ -69,6 +69,9 @@ _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|mi
 # How a task or a subsystem is doing, not a thing's state: "sweep done", "cameras OK".
 _PROCESS_STATES = frozenset({'done', 'ok', 'fine', 'nominal'})
 
+# Words between a thing and its state in a telegraphic line: the state holds.
+_LINKING = frozenset({'left', 'still', 'now', 'is', 'was', 'are', 'were', 'remains', 'stays', 'kept',
+                      'turned', 'switched', 'been'})
 # A relation of a scene-graph edge (``rel=next_to target=X``): where a thing is.
 _PLACE_RELATIONS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next to', 'beside', 'behind',
                               'above', 'below', 'against', 'by'})
@@ -249,7 +252,10 @@ class RecordReader:
             if thing and place:
                 return [StateChange(thing, 'location', '', place)]
         if len(words) >= 2:
-            thing = self.tail_thing(' '.join(words[:-1]))
+            before = words[:-1]
+            while len(before) > 1 and before[-1].lower() in _LINKING:
+                before.pop()  # "stove left ON", "TV still on", "lights switched OFF"
+            thing = self.tail_thing(' '.join(before))
             if thing:
                 return self._state(thing, words[-1])
         return []
