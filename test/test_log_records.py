@@ -99,3 +99,10 @@ def test_the_value_is_one_things_state(x: SpacyExtractor) -> None:
 def test_role_keys_allow_one_slip() -> None:
     assert [role_key(k) for k in ('stauts', 'locaton', 'Status', 'sate', 'bbox')] == [
         'status', 'location', 'status', 'sate', 'bbox']
+
+
+@pytest.mark.parametrize('text', ['T: ' * 2500, 'a -> ' * 2000, 'x: y -> ' * 1200, 'k=v ' * 2000])
+def test_a_deeply_nested_line_is_read_without_error(x: SpacyExtractor, text: str) -> None:
+    # "a: b: c: ..." recursed once per field: thousands of them ended the Store in a
+    # RecursionError.
+    assert isinstance(x.extract(text).state_changes, tuple)

@@ -69,6 +69,8 @@ _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|mi
 # How a task or a subsystem is doing, not a thing's state: "sweep done", "cameras OK".
 _PROCESS_STATES = frozenset({'done', 'ok', 'fine', 'nominal'})
 
+# Fields within a field ("tag: thing: state") read at most this deep.
+_MAX_NESTING = 8
 # Words between a thing and its state in a telegraphic line: the state holds.
 _LINKING = frozenset({'left', 'still', 'now', 'is', 'was', 'are', 'were', 'remains', 'stays', 'kept',
                       'turned', 'switched', 'been'})
@@ -202,16 +204,18 @@ class RecordReader:
             return []
         return [StateChange(thing, 'power' if word in POWER else 'state', '', word)]
 
-    def _pair(self, value: str) -> list[StateChange]:
+    def _pair(self, value: str, depth: int = 0) -> list[StateChange]:
         """A field with no key: "TV: OFF", "ward door -> OPEN", "window OPEN", "mug held",
         "umbrella moved: entrance -> coat rack", "room 204 temp 17 C", "batt 54%"."""
+        if depth > _MAX_NESTING:
+            return []  # "a: b: c: ..." thousands deep: no record nests so, and recursion would end the call
         value = ASIDE.sub(' ', value).strip()
         colon = COLON.match(value)
         if colon:
             # The value's own pair first ("door_opener: ward door -> OPEN"), then the key's
             # thing in the value's state ("TV: OFF").
             left, right = colon.group(1), colon.group(2)
-            got = self._pair(right)
+            got = self._pair(right, depth + 1)
             words = left.split()
             if len(words) >= 2 and role_key(words[-1]) in STATE_KEYS:
                 left = ' '.join(words[:-1])  # "toilet 3 status: clogged"
@@ -226,7 +230,7 @@ class RecordReader:
             return got
         parts = _ARROW.split(value)
         if len(parts) >= 2:
-            return self._transition(parts[-2], parts[-1]) or self._pair(parts[-1])
+            return self._transition(parts[-2], parts[-1]) or self._pair(parts[-1], depth + 1)
         return self._telegraphic(value)
 
     def _transition(self, left: str, right: str) -> list[StateChange]:
