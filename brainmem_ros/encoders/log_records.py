@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from brainmem_ros.encoders.reading_base import HELD, POWER
+from brainmem_ros.encoders.reading_base import HELD, PLACE_PREPS, POWER
 from brainmem_ros.encoders.record_fields import (
     ASIDE,
     BATTERY_KEYS,
@@ -77,8 +77,8 @@ _LINKING = frozenset({'left', 'still', 'now', 'is', 'was', 'are', 'were', 'remai
 # A relation of a scene-graph edge (``rel=next_to target=X``): where a thing is.
 _PLACE_RELATIONS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next to', 'beside', 'behind',
                               'above', 'below', 'against', 'by'})
-_PLACE_PREPS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next', 'beside', 'behind', 'above',
-                          'below', 'against', 'by', 'onto', 'into', 'atop', 'underneath', 'beneath'})
+# Words that open a place phrase in a record ("on the bathroom radiator", "next to the rack").
+_PLACE_PREPS = (PLACE_PREPS - {'to', 'over'}) | {'next'}
 _LEADING = _PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'front', 'in'}
 # Verbs of a thing coming to rest somewhere, in a record's telegraphic past: "pallet_07
 # dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench".
@@ -146,8 +146,8 @@ class RecordReader:
     def _subject(self, fields: list[Field]) -> tuple[str, list[StateChange]]:
         """The thing the record is about, and where it is when a detection says so."""
         for key, value in fields:
-            if key in THING_KEYS and self.thing(value, keyed=True):
-                return self.thing(value, keyed=True), []
+            if key in THING_KEYS and (named := self.thing(value, keyed=True)):
+                return named, []
         for key, value in fields:
             if key is None:
                 thing, rest = self._detected(value)

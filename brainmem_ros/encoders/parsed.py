@@ -153,15 +153,16 @@ class SpacyExtractor:
 
     def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
         """Entities, actions, state changes and outcome stated in ``text``."""
-        doc = self.parse(text)
-        found = _Reading(doc, self._verbs, self._self, self._irregular,
-                         self._nouns, self._nouns_only).extraction(known_entities)
+        found = self._read(text).extraction(known_entities)
         parsed = found.state_changes
         for sentence in self._records.sentences(text):
-            parsed += _Reading(self.parse(sentence), self._verbs, self._self, self._irregular,
-                               self._nouns, self._nouns_only).state_changes()
+            parsed += self._read(sentence).state_changes()
         changes = merged(text, self._records.changes(text), parsed)
         return found if changes == found.state_changes else dataclasses.replace(found, state_changes=changes)
+
+    def _read(self, text: str) -> _Reading:
+        return _Reading(self.parse(text), self._verbs, self._self, self._irregular, self._nouns,
+                        self._nouns_only)
 
     def extract_many(self, texts: Sequence[str]) -> list[Extraction]:
         """``extract`` of each text, parsed as one batch."""

@@ -12,6 +12,7 @@ from brainmem_ros.encoders.reading_base import (
     NOMINAL,
     SNAKE,
     ReadingBase,
+    determined,
     present_copula,
     undouble,
     verb_base,
@@ -83,7 +84,7 @@ class ActionReading(ReadingBase):
         word = tok.lower_
         if tok.pos_ not in NOMINAL or not word.endswith('ing') or len(word) < 6:
             return ''
-        if tok.dep_ == 'compound' or any(c.dep_ in {'det', 'poss'} for c in tok.children):
+        if tok.dep_ == 'compound' or determined(tok):
             return ''
         stem = word[:-3]
         for base in (stem, stem + 'e', stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else ''):

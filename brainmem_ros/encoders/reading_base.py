@@ -204,6 +204,11 @@ def has_object(tok: Token) -> bool:
     return any(c.dep_ in {'dobj', 'obj'} for c in tok.children)
 
 
+def determined(tok: Token) -> bool:
+    """A noun with its determiner or possessive ("the TV", "my keys"), not a bare one."""
+    return any(c.dep_ in {'det', 'poss'} for c in tok.children)
+
+
 def indefinite(tok: Token) -> bool:
     """"a sandwich": some thing, not one whose state the memory can follow."""
     return any(c.dep_ == 'det' and c.lower_ in {'a', 'an', 'some', 'another'} for c in tok.children)

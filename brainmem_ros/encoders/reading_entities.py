@@ -14,6 +14,7 @@ from brainmem_ros.encoders.reading_base import (
     LEFT_MODIFIERS,
     NOMINAL,
     SNAKE,
+    determined,
     is_code,
 )
 from brainmem_ros.memory.types import Entity, normalise_name
@@ -59,11 +60,9 @@ class EntityReading(ActionReading):
         elif nxt is not None and self._nominal(nxt) and nxt.i not in self.as_verb \
                 and not nxt.text.isupper() and nxt.i not in self.camel_actions:
             return False  # "coat stand" even when the parser attaches them apart
-        if tok.text.isupper() and len(tok.text) > 1 and tok.dep_ != 'compound' \
-                and not any(c.dep_ in {'det', 'poss'} for c in tok.children):
+        if tok.text.isupper() and len(tok.text) > 1 and tok.dep_ != 'compound' and not determined(tok):
             return False  # a bare acronym names software (AMCL, YOLO), not a thing; "the TV" is one
-        if tok.dep_ == 'pobj' and tok.head.lower_ in {'in', 'on', 'at'} \
-                and not any(c.dep_ in {'det', 'poss'} for c in tok.children) \
+        if tok.dep_ == 'pobj' and tok.head.lower_ in {'in', 'on', 'at'} and not determined(tok) \
                 and any(c.dep_ == 'prep' and c.lower_ == 'of' for c in tok.children):
             return False  # "in front of", "on top of": a preposition of several words
         if (is_code(self.doc, tok.i, self.as_noun) and tok.i > 0

@@ -17,6 +17,7 @@ from brainmem_ros.encoders.reading_base import (
     POWER,
     RESTING_PREPS,
     conditional,
+    determined,
     has_object,
     indefinite,
 )
@@ -269,7 +270,7 @@ class StateReading(MentionReading):
         for obj in prep.children:
             if obj.dep_ != 'pobj':
                 continue
-            bare = not any(c.dep_ in {'det', 'poss'} for c in obj.children)
+            bare = not determined(obj)
             if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
                 return names[obj.i]
             for inner in obj.children:  # a bare noun with "of" makes a preposition
