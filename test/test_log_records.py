@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from brainmem_ros.encoders.log_records import RecordReader
 from brainmem_ros.encoders.parsed import HELD, SpacyExtractor
 from brainmem_ros.encoders.record_fields import role_key
 from brainmem_ros.memory.types import StateChange
@@ -106,3 +107,12 @@ def test_a_deeply_nested_line_is_read_without_error(x: SpacyExtractor, text: str
     # "a: b: c: ..." recursed once per field: thousands of them ended the Store in a
     # RecursionError.
     assert isinstance(x.extract(text).state_changes, tuple)
+
+
+def test_a_speakers_line_is_parsed_once() -> None:
+    # Prose after a software tag is parsed on its own; after a speaker's name the parse of
+    # the whole line reads it well, and a second parse would double the Store's work.
+    reader = RecordReader(frozenset(), frozenset(), frozenset(), frozenset())
+    assert reader.sentences('Anna: I left the car keys on the hall table') == []
+    assert reader.sentences('user: put the mug back in the cupboard please') == []
+    assert reader.sentences('VLM: someone left a cane by the desk') == ['someone left a cane by the desk']

@@ -51,7 +51,7 @@ from brainmem_ros.memory.types import StateChange, normalise_name
 _RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\b[A-Z]{2,}\b|'
                      r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)')
 _QUOTED_PROSE = re.compile(r'"([^"]{8,})"')
-_TAGGED_PROSE = re.compile(r'^\s*[\w\[\]().,=<>-]+:\s+(.+)$')  # "VLM: ...", "vlm_diff(t0): ..."
+_TAGGED_PROSE = re.compile(r'^\s*([\w\[\]().,=<>-]+):\s+(.+)$')  # "VLM: ...", "vlm_diff(t0): ..."
 _ARROW = re.compile(r'\s*(?:->|=>|→)\s*')
 _CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
 _READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
@@ -137,8 +137,11 @@ class RecordReader:
             return []
         found = [q for q in _QUOTED_PROSE.findall(text) if len(q.split()) >= 3]
         tagged = _TAGGED_PROSE.match(text)
-        if tagged and len(tagged.group(1).split()) >= 4 and not _RECORD.search(tagged.group(1)):
-            found.append(tagged.group(1))
+        # A software tag is in capitals or holds more than letters; a speaker's name ("Anna:
+        # I left the keys ...") opens a sentence the parse of the whole line reads well.
+        software = tagged is not None and (tagged.group(1).isupper() or not tagged.group(1).isalpha())
+        if tagged and software and len(tagged.group(2).split()) >= 4 and not _RECORD.search(tagged.group(2)):
+            found.append(tagged.group(2))
         return found
 
     # -- fields -------------------------------------------------------------------
