@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from bench import locomo
+from bench.blind_cases import blind_lines, blind_rows
 from bench.common import cpu_name
 from brainmem_ros.encoders.base import Embedder
 from brainmem_ros.encoders.models import materialise_models
@@ -286,6 +287,7 @@ def _plot(rows: Sequence[tuple[str, dict[str, float]]], path: Path) -> None:
 
 def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, Any] | None,
               encoders: Sequence[dict[str, Any]], scenarios: Sequence[dict[str, Any]],
+              blind: Sequence[dict[str, Any]],
               routine_rows: Sequence[dict[str, Any]], beside: Sequence[tuple[str, dict[str, float]]],
               distractors: int, n_questions: int, seconds: float) -> Path:
     """docs/retrieval.md."""
@@ -566,6 +568,8 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
               for s in scenarios),
             '',
         ]
+    if blind:
+        lines += blind_lines(blind, distractors)
     if routine_rows:
         lines += [
             '## Questions about the routine itself',
@@ -591,6 +595,7 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
     out.write_text('\n'.join(lines))
     multi = [s for s in scenarios if s['multi_hop']]
     summary = {'locomo': dict(rows), 'beside_routine': dict(beside), 'scenarios': list(scenarios),
+               'blind_cases': list(blind),
                'routine_questions': list(routine_rows),
                'distractors': distractors,
                'multi_hop': {'graph': float(np.mean([s['graph'] for s in multi])),
@@ -641,6 +646,7 @@ def main(argv: list[str] | None = None) -> int:
         elif ENCODERS.exists():
             encoders = json.loads(ENCODERS.read_text())
         scenarios: list[dict[str, Any]] = []
+        blind: list[dict[str, Any]] = []
         routine_rows: list[dict[str, Any]] = []
         beside: list[tuple[str, dict[str, float]]] = []
         if not args.skip_scenarios:
@@ -648,13 +654,14 @@ def main(argv: list[str] | None = None) -> int:
                           if args.distractors else None)
             scenarios = scenario_rows(embedder, background, Path(tmp))
             if background is not None:
+                blind = blind_rows(embedder, background, Path(tmp))
                 routine_rows = routine_question_rows(embedder, background, args.distractors, Path(tmp))
                 beside = beside_routine_rows(convs, embedder, background, Path(tmp) / 'beside')
     DOCS.mkdir(exist_ok=True)
     _plot(rows, DOCS / 'retrieval.png')
     n_questions = sum(len(c.questions) for c in convs)
-    out = write_doc(rows, tuning, encoders, scenarios, routine_rows, beside, args.distractors, n_questions,
-                    time.perf_counter() - t0)
+    out = write_doc(rows, tuning, encoders, scenarios, blind, routine_rows, beside, args.distractors,
+                    n_questions, time.perf_counter() - t0)
     print(f'wrote {out} in {time.perf_counter() - t0:.0f} s')
     return 0
 

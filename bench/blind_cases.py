@@ -1,0 +1,65 @@
+"""Robot recall cases written blind (test/scenarios/blind.py) on the routine background.
+
+Part of ``make eval`` (bench/eval_recall.py): each case is stored on a copy of the
+background store and asked once; "graph" is ``BrainMem.retrieve``, "vector" plain FAISS
+top-k of the same query parts. Only the dev split's misses are listed: the hold-out's are
+counted, never read, so that it keeps saying whether a change generalises.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench import locomo
+from brainmem_ros.encoders.base import Embedder
+
+sys.path.insert(0, str(locomo.REPO / 'test'))
+
+from scenarios.blind import SPLITS, load, passes
+from scenarios.runner import run_case
+
+
+def blind_rows(embedder: Embedder, background: Path, root: Path) -> list[dict[str, Any]]:
+    """Each blind case of both splits: its kind and whether graph and vector pass it."""
+    rows: list[dict[str, Any]] = []
+    for split, path in SPLITS:
+        for i, blind in enumerate(load(path)):
+            out = run_case(blind.case, root / f'blind-{split}-{i}', embedder, background=background)
+            rows.append({'split': split, 'kind': blind.kind, 'name': blind.case.name,
+                         'graph': passes(blind.case, out.graph), 'vector': passes(blind.case, out.vector)})
+        ok = [r for r in rows if r['split'] == split]
+        print(f'blind {split}: {sum(r["graph"] for r in ok)} of {len(ok)} pass (vector '
+              f'{sum(r["vector"] for r in ok)})', flush=True)
+    return rows
+
+
+def blind_lines(rows: Sequence[dict[str, Any]], distractors: int) -> list[str]:
+    """The docs/retrieval.md section: passes per split and kind, the dev misses by name."""
+    splits = list(dict.fromkeys(r['split'] for r in rows))
+    kinds = list(dict.fromkeys(r['kind'] for r in rows))
+
+    def count(split: str, kind: str | None, column: str) -> str:
+        sel = [r for r in rows if r['split'] == split and kind in (None, r['kind'])]
+        return f'{sum(r[column] for r in sel)} / {len(sel)}'
+
+    misses = [r['name'] for r in rows if r['split'] == 'dev' and not r['graph']]
+    return [
+        f'## Robot cases written blind, on {distractors:,} routine distractors',
+        '',
+        'Written from a one-page brief (a household robot\'s memories and a planner\'s question, '
+        'eight kinds of case) by a writer who did not read or run the code, and split into dev and '
+        'hold-out by that writer before any result was read (`test/data/recall_cases_*.jsonl`, '
+        '`test/scenarios/blind.py`). Each is stored on the background of the scenario suite and '
+        'asked once. Only the dev misses are read when working on recall; the hold-out is counted.',
+        '',
+        '| split | ' + ' | '.join(['all', *kinds]) + ' |',
+        '|' + '---|' * (len(kinds) + 2),
+        *(f'| {s}, {label} | ' + ' | '.join(count(s, k, col) for k in [None, *kinds]) + ' |'
+          for s in splits for label, col in (('BrainMem.retrieve', 'graph'), ('plain vector', 'vector'))),
+        '',
+        f'Dev misses: {", ".join(misses) if misses else "none"}.',
+        '',
+    ]
