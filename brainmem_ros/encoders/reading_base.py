@@ -149,6 +149,7 @@ def repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
             if (tok.pos_ == 'NOUN' and ((tok.tag_ in {'NNS', 'VBZ'} and tok.lower_.endswith('s')
                                          and tok.lemma_.lower() in verbs) or past)
                     and prev is not None and not (has_verb and tok.dep_ in {'dobj', 'pobj'})
+                    and not (tok.dep_ == 'pobj' and tok.head.lower_ == 'of')  # "a set of car keys on"
                     and first.i not in as_verb  # the opening verb is the predicate
                     and prev.pos_ in NOMINAL and (nxt is None or nxt.pos_ in {'ADP', 'PUNCT', 'ADV'})
                     and (not has_verb or prev.pos_ == 'PROPN'

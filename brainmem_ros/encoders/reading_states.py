@@ -17,11 +17,10 @@ from brainmem_ros.encoders.reading_base import (
     POWER,
     RESTING_PREPS,
     conditional,
-    determined,
     has_object,
     indefinite,
 )
-from brainmem_ros.encoders.reading_mentions import MentionReading
+from brainmem_ros.encoders.reading_scenes import SceneReading
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ _TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
 _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
 
 
-class StateReading(MentionReading):
+class StateReading(SceneReading):
     """The state changes a parse reports (a layer of a parse reading)."""
 
     def state_changes(self) -> tuple[StateChange, ...]:
@@ -63,6 +62,7 @@ class StateReading(MentionReading):
                     and not self._unreal(tok):
                 found.extend(self._result_state(tok, names))
                 found.extend(self._placement(tok, names))
+        found.extend(self._scene(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
 
@@ -263,22 +263,6 @@ class StateReading(MentionReading):
                 elif child.i in names and names[child.i] == names.get(thing.i):
                     things.append(child)  # another word of the same name ("the kitchen counter")
         return goals
-
-    def _place_of(self, prep: Token, names: dict[int, str]) -> str:
-        """The thing a preposition names: its object, or what that object is part of
-        ("in front of the sofa", "on top of the fridge")."""
-        for obj in prep.children:
-            if obj.dep_ != 'pobj':
-                continue
-            bare = not determined(obj)
-            if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
-                return names[obj.i]
-            for inner in obj.children:  # a bare noun with "of" makes a preposition
-                if inner.dep_ == 'prep' and inner.lower_ == 'of':
-                    got = next((g for g in inner.children if g.dep_ == 'pobj' and g.i in names), None)
-                    if got is not None:
-                        return names[got.i]
-        return ''
 
     def _readings(self, names: dict[int, str]) -> list[StateChange]:
         """A value with its unit: "the thermostat is set to 22 degrees" (setting), "fridge

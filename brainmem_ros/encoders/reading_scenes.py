@@ -1,0 +1,80 @@
+"""Where a scene puts things: what a caption says without a verb of its own.
+
+An image captioner names what it sees as a noun phrase ("a green backpack lying on the
+hallway floor near the front door", "a hardcover book on a nightstand", "an open
+dishwasher with the lower rack full"): no verb reports an act, yet each says where a
+thing was, or what state it was in, when the image was taken. The state layer
+(:mod:`~brainmem_ros.encoders.reading_states`) reads acts and copulas; this layer reads
+the scene:
+
+- a thing with a participle of posture or placement and no object of its own hung on
+  it ("backpack lying on the floor", "keys left in the car") is where the participle's
+  first resting phrase says, in any sentence ("I saw the backpack lying on the floor");
+- an utterance whose root is a thing (a caption) puts that thing, or what its quantity
+  counts ("a set of car keys"), where its first resting phrase says, and gives it the
+  state an adjective before it names ("an open dishwasher"). In a sentence with a verb,
+  "the open door" only names the door (the verb says what happened).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from brainmem_ros.encoders.reading_base import POWER, RESTING_PREPS, determined, has_object
+from brainmem_ros.encoders.reading_mentions import MentionReading
+from brainmem_ros.memory.types import StateChange
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+_PARTICIPLES = frozenset({'VBG', 'VBN'})
+
+
+class SceneReading(MentionReading):
+    """The places and states a scene shows (a layer of a parse reading)."""
+
+    def _scene(self, names: dict[int, str]) -> list[StateChange]:
+        found: list[StateChange] = []
+        for tok in self.doc:
+            if tok.dep_ == 'acl' and tok.tag_ in _PARTICIPLES and tok.head.i in names \
+                    and not has_object(tok) and not self._negated(tok) and not self._asked(tok):
+                found += self._resting(self._things([tok.head], names), [tok], names)
+        for sent in self.doc.sents:
+            root = sent.root
+            if root.pos_ not in {'NOUN', 'PROPN'} or root.i not in names or self._asked(root) \
+                    or any(c.dep_ == 'det' and c.lower_ == 'no' for c in root.children):
+                continue  # a sentence with a verb of its own, or "no cars on the street"
+            things = self._things([root], names)
+            found += self._resting(things, [root, *things], names)
+            for thing in things:
+                found += [StateChange(names[thing.i], 'power' if a.lower_ in POWER else 'state', '', a.lower_)
+                          for a in thing.children
+                          if a.dep_ == 'amod' and a.i < thing.i and a.lower_ in self.states]
+        return found
+
+    def _resting(self, things: list[Token], hangers: list[Token], names: dict[int, str]) -> list[StateChange]:
+        """``things`` are where the first resting phrase hung on one of ``hangers`` says."""
+        preps = sorted({c for h in hangers for c in h.children
+                        if c.dep_ == 'prep' and c.lower_ in RESTING_PREPS}, key=lambda p: p.i)
+        movers = {names[t.i] for t in things}
+        for prep in preps:
+            place = self._place_of(prep, names)
+            if place and place not in movers:
+                return [StateChange(name, 'location', '', place) for name in movers]
+        return []
+
+    def _place_of(self, prep: Token, names: dict[int, str]) -> str:
+        """The thing a preposition names: its object, or what that object is part of
+        ("in front of the sofa", "on top of the fridge")."""
+        for obj in prep.children:
+            if obj.dep_ != 'pobj':
+                continue
+            bare = not determined(obj)
+            if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
+                return names[obj.i]
+            for inner in obj.children:  # a bare noun with "of" makes a preposition
+                if inner.dep_ == 'prep' and inner.lower_ == 'of':
+                    got = next((g for g in inner.children if g.dep_ == 'pobj' and g.i in names), None)
+                    if got is not None:
+                        return names[got.i]
+        return ''
