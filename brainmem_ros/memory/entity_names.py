@@ -8,6 +8,8 @@ Pure rules over strings; the determiners are data (``brainmem_ros/data/fact_word
 True
 >>> names_match('umbrella', entity_key('umbrella stand'))
 False
+>>> referents('the TV remote', ['remote', 'tv remote', 'tv'])
+['remote', 'tv remote']
 """
 
 from __future__ import annotations
@@ -88,3 +90,24 @@ def names_match(query: str, key: str) -> bool:
     head = k_words[-1]
     singular_q = {singular(w) for w in q_words}
     return head in singular_q and singular_q <= {singular(w) for w in k_words}
+
+
+def referents(query: str, keys: Sequence[str]) -> list[str]:
+    """The keys among ``keys`` that a name as typed refers to.
+
+    Those :func:`names_match` accepts, and the less specific names of the same thing: a
+    key whose words are all in the query and that has its head noun ("remote" for "the TV
+    remote", "laptop" for "Priya's laptop"), as people shorten a name once the thing is
+    known ("I put the remote on the shelf"). Only while no other key of that head names
+    something else ("silver phone" beside "black phone"): then "phone" may be either.
+    """
+    q = entity_key(query)
+    if not q:
+        return []
+    words = {singular(w) for w in q.split()}
+    head = q.split()[-1]
+    same_head = [k for k in keys if k and k.split()[-1] == head]
+    matched = [k for k in keys if names_match(query, k)]
+    general = [k for k in same_head if k not in matched and {singular(w) for w in k.split()} < words]
+    others = [k for k in same_head if k not in matched and k not in general]
+    return sorted(set(matched) | (set() if others else set(general)))

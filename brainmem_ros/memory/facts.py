@@ -35,6 +35,7 @@ from brainmem_ros.memory.entity_names import (
     find_name,
     name_words,
     names_match,
+    referents,
     singular,
     text_words,
 )
@@ -45,7 +46,7 @@ __all__ = [
     'BEFORE_OFFSET_S', 'CONFIDENCE', 'CURRENT_FACTOR', 'DERIVED_TYPES', 'HOLDER', 'LOCATION', 'NAMED_FACTOR',
     'PLACE_ATTRIBUTES', 'POSITION', 'SIGHTING_RADIUS', 'STALE_FACTOR', 'Claim', 'Fact', 'FactLookup',
     'answer_order', 'claims_of', 'entity_key', 'fact_factors', 'fact_of', 'fallback_locations',
-    'format_pose', 'names_match', 'runs', 'same_value', 'singular', 'timeline', 'value_key',
+    'format_pose', 'names_match', 'referents', 'runs', 'same_value', 'singular', 'timeline', 'value_key',
 ]
 
 LOCATION = 'location'
@@ -313,8 +314,11 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
     def place_rank(f: Fact) -> int:
         return PLACE_ATTRIBUTES.index(f.attribute) if f.attribute in PLACE_ATTRIBUTES else 9
 
+    # Of the facts that hold, the one that began last first: the entities matched may be one
+    # thing under a longer and a shorter name ("tv remote", "remote"), each with its own timeline.
     now = sorted((f for f in chosen if holds(f)),
-                 key=lambda f: (place_rank(f), f.attribute, entity_key(f.entity), -f.last_seen))
+                 key=lambda f: (place_rank(f), f.attribute, -f.valid_from, entity_key(f.entity),
+                                -f.last_seen))
     past = sorted((f for f in chosen if not holds(f)), key=lambda f: (-f.valid_from, -f.id))
     return now + past
 

@@ -23,7 +23,7 @@ from brainmem_ros.memory.facts import (
     claims_of,
     entity_key,
     fact_of,
-    names_match,
+    referents,
     runs,
     same_value,
     singular,
@@ -281,7 +281,7 @@ class FactStore:
         heads = sorted({singular(w) for w in key.split()})
         rows = self.store._query(
             f'SELECT DISTINCT entity FROM facts WHERE head IN ({qmarks(len(heads))})', heads)
-        keys = sorted({r[0] for r in rows if names_match(name, r[0])})
+        keys = referents(name, [r[0] for r in rows])
         return sorted(keys, key=lambda k: (k != key, len(k), k))
 
     def facts_of(self, keys: Iterable[str], *, attribute: str | None = None,
