@@ -157,7 +157,8 @@ class RecordReader:
                 if thing:
                     place = self.place(rest) if self._place_field(rest) else ''
                     return thing, [StateChange(thing, 'location', '', place)] if place else []
-        return next((self.thing(v) for k, v in fields if k is None and self.thing(v)), ''), []
+        # "detect: toolbox conf=0.91 loc=garage_floor": the thing after the software's tag.
+        return next((t for k, v in fields if k is None and (t := self.thing(v.rsplit(': ', 1)[-1]))), ''), []
 
     def _holder(self, fields: list[Field], i: int) -> str:
         """The thing a role field right after a bare thing belongs to ("fire door 3 status=OPEN")."""
@@ -287,7 +288,7 @@ class RecordReader:
         ``keyed``: the field's key says it names a thing or a place ("loc: nightstand"),
         so a head the lexicon does not know is taken too.
         """
-        text = text.strip()
+        text = text.strip().rstrip(':')  # "door_front: state=closed": the tag of the fields after it
         call = _CALL.match(text)
         if call:
             text = call.group(1)
@@ -341,6 +342,7 @@ class RecordReader:
 
 # A name as the parser may wrongly make one of a record ("vlm diff(prev = t0", "| room temp").
 _CLEAN_NAME = re.compile(r"^[\w' -]+$")
+_MARKS = re.compile(r'[|={}<>\[\]]')
 
 
 def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...]) -> tuple[StateChange, ...]:
@@ -348,7 +350,7 @@ def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...
 
     A parser change is dropped when the record gives the same thing's same attribute, or
     gives its value to another thing (one "OPEN" in the line is one thing's state), when
-    its thing's name holds a record's punctuation, when it reads a confidence as a level
+    its thing's name or its value holds a record's punctuation, when it reads a confidence as a level
     ("Conf: 93%", "blender (87%)"), or a task's progress as a thing's state ("sweep done")
     in a record. The last change of a thing's attribute wins.
     """
@@ -360,7 +362,8 @@ def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...
     detected = _as_readings(_BRACKETED_CONFIDENCE.findall(text))
     things = {c.object for c in records}
     kept = [c for c in parsed if (c.object, c.attribute) not in said and (c.attribute, c.after) not in values
-            and _CLEAN_NAME.match(c.object) and not (records and c.after in _PROCESS_STATES)
+            and _CLEAN_NAME.match(c.object) and not _MARKS.search(c.after)
+            and not (records and c.after in _PROCESS_STATES)
             and not (c.attribute == 'level' and (
                 c.after in confidences or (c.after in detected and c.object in things)))]
     out: dict[tuple[str, str], StateChange] = {}

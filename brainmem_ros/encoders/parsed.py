@@ -25,6 +25,7 @@ from brainmem_ros.encoders.lexicon import (
     state_words,
     stopwords,
 )
+from brainmem_ros.encoders.log_commands import commanded
 from brainmem_ros.encoders.log_records import RecordReader, merged
 from brainmem_ros.encoders.reading_base import CAMEL, CAMEL_PART, HELD, log_prefix, repairs, verb_base
 from brainmem_ros.encoders.reading_states import StateReading
@@ -157,7 +158,7 @@ class SpacyExtractor:
         parsed = found.state_changes
         for sentence in self._records.sentences(text):
             parsed += self._read(sentence).state_changes()
-        changes = merged(text, self._records.changes(text), parsed)
+        changes = merged(text, self._records.changes(text) + commanded(self._records, text), parsed)
         return found if changes == found.state_changes else dataclasses.replace(found, state_changes=changes)
 
     def _read(self, text: str) -> _Reading:

@@ -33,7 +33,7 @@ _NUMERIC = re.compile(r'^[\d\s.,:;%+\-]*$')
 THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'item', 'name', 'thing'})
 PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
                          'zone', 'where', 'target'})
-STATE_KEYS = frozenset({'state', 'status'})
+STATE_KEYS = frozenset({'state', 'status', 'power'})
 BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity'}
 ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) | {

@@ -87,6 +87,8 @@ def names_match(query: str, key: str) -> bool:
     if q == key:
         return True
     q_words, k_words = set(q.split()), key.split()
+    if sorted(q.split()) == sorted(k_words):
+        return True  # "door_front" in a log is the front door
     head = k_words[-1]
     singular_q = {singular(w) for w in q_words}
     return head in singular_q and singular_q <= {singular(w) for w in k_words}
