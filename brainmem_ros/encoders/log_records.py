@@ -315,7 +315,9 @@ class RecordReader:
                 or any(w in self.states or w in self.stop for w in lowered[:head_at]):
             return ''
         name = normalise_name(' '.join([*lowered[:head_at], head, *lowered[head_at + 1:]]))
-        return '' if name in self.self_vocab or head in self.self_vocab else name
+        # The robot's own parts, named in the singular: "batteries" in a drawer are things.
+        own = (name in self.self_vocab or head in self.self_vocab) and lowered[head_at] == head
+        return '' if own else name
 
     def place(self, text: str, *, keyed: bool = False) -> str:
         """The place a field's value names: its first noun phrase, without the preposition

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Token
 
 _PARTICIPLES = frozenset({'VBG', 'VBN'})
+_HANGING = frozenset({'hang', 'dangle', 'suspend'})
 
 
 class SceneReading(MentionReading):
@@ -53,9 +54,11 @@ class SceneReading(MentionReading):
         return found
 
     def _resting(self, things: list[Token], hangers: list[Token], names: dict[int, str]) -> list[StateChange]:
-        """``things`` are where the first resting phrase hung on one of ``hangers`` says."""
-        preps = sorted({c for h in hangers for c in h.children
-                        if c.dep_ == 'prep' and c.lower_ in RESTING_PREPS}, key=lambda p: p.i)
+        """``things`` are where the first resting phrase hung on one of ``hangers`` says (what a
+        thing hangs "from" is where it is)."""
+        preps = sorted({c for h in hangers for c in h.children if c.dep_ == 'prep' and (
+            c.lower_ in RESTING_PREPS or (c.lower_ == 'from' and h.lemma_.lower() in _HANGING))},
+            key=lambda p: p.i)
         movers = {names[t.i] for t in things}
         for prep in preps:
             place = self._place_of(prep, names)

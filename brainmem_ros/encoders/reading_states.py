@@ -34,6 +34,7 @@ _GOAL_PREPS = frozenset({'to', 'into', 'onto'})
 # gripping it: the thing is held afterwards.
 _TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
 _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
+_HOLDING = frozenset({'hold', 'carry'})
 
 
 class StateReading(SceneReading):
@@ -52,8 +53,10 @@ class StateReading(SceneReading):
                     tok.dep_ == 'amod' and tok.head.i > tok.i) and not preposition \
                     and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
                     and not self._denied(tok) and not self._unreal(tok) \
-                    and not (tok.dep_ in {'acomp', 'attr'} and self._unreal(tok.head)):
-                # ("The garage door is not locked", "If the stove is hot": no state.)
+                    and not (tok.head is not tok and tok.head.pos_ in {'VERB', 'AUX'}
+                             and self._unreal(tok.head)):
+                # ("The garage door is not locked", "If the stove is hot", "Please turn the oven
+                # on at six": no state.)
                 subject = self._subject_of_state(tok, names)
                 if subject:
                     found.append(StateChange(subject, 'power' if word in POWER else 'state',
@@ -61,7 +64,7 @@ class StateReading(SceneReading):
             if (tok.pos_ in {'VERB', 'AUX'} or has_object(tok)) and not self._negated(tok) \
                     and not self._unreal(tok):
                 found.extend(self._result_state(tok, names))
-                found.extend(self._placement(tok, names))
+                found.extend(self._holding(tok, names) or self._placement(tok, names))
         found.extend(self._scene(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
@@ -170,7 +173,7 @@ class StateReading(SceneReading):
             return []  # "while carrying it to the sink": under way, not done
         done = tok.tag_ in {'VBD', 'VBN'} or tok.i in self.as_verb or (
             tok.tag_ == 'VB' and self._inflected(tok))
-        preps = [c for c in tok.children if c.dep_ == 'prep']
+        preps = [c for c in tok.children if c.dep_ in {'prep', 'dative'}]  # "gave the drill to Hannah"
         preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'}
                   for g in c.children if g.dep_ == 'prep']  # "next to", "close to"
         if transitive:
@@ -222,6 +225,15 @@ class StateReading(SceneReading):
             return []
         return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
             names[m.i] for m in movers)]
+
+    def _holding(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
+        """"Ethan holding a bottle of wine", "Mia is carrying the laundry basket": a person who
+        holds or carries a thing has it, wherever the two are."""
+        if self._verb_lemma(tok) not in _HOLDING or tok.tag_ not in {'VBG', 'VBZ', 'VBP', 'VBD'}:
+            return []
+        people = [c for c in tok.children if c.dep_ == 'nsubj' and c.pos_ == 'PROPN' and c.i in names]
+        things = self._things([c for c in tok.children if c.dep_ == 'dobj'], names)
+        return [StateChange(names[t.i], 'location', '', names[people[0].i]) for t in things] if people else []
 
     def _taking(self, tok: Token) -> bool:
         """"took out the tape measure", "picked up the cup", "grabbed the keys": the thing is
