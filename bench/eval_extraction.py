@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import state_scores
+from bench import fact_stories, state_scores
 from brainmem_ros.encoders.llama import LlamaExtractor
 from brainmem_ros.encoders.models import materialise_models
 from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
@@ -318,6 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             '',
         ]
     single_ms, batched_ms = _embedding_speed(threads=1)
+    paths = materialise_models(include_llm=False)
+    stories = fact_stories.run(OnnxEmbedder(paths.embedder_model, paths.tokenizer))
     load_after = os.getloadavg()[0]
 
     table = _table(results)
@@ -358,6 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         '(entities) and verb lemmas (actions). The LLM has its own rows in the next section.',
         '',
         *state_scores.section(states, STYLES),
+        *fact_stories.section(stories),
         *_llm_section(old, fresh=fresh),
         '## Where the time goes',
         '',

@@ -282,3 +282,35 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     got = x.extract('Battery at 40 percent.')
     assert 'battery' not in {e.name for e in got.entities}
     assert [c.attribute for c in got.state_changes] == ['level']
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # A caption: a thing and where it rests, with or without a participle of posture.
+    ('a striped umbrella leaning against the radiator in the study',
+     {StateChange('striped umbrella', 'location', '', 'radiator')}),
+    ('a pair of slippers under the bed', {StateChange('slipper', 'location', '', 'bed')}),
+    ('a wet towel hanging from the shower rail',
+     {StateChange('towel', 'location', '', 'shower rail'), StateChange('towel', 'state', '', 'wet')}),
+    ('a closed laptop on the armchair',
+     {StateChange('laptop', 'state', '', 'closed'), StateChange('laptop', 'location', '', 'armchair')}),
+    # In a sentence with a verb, a participle of posture still places its thing.
+    ('I found the cat sleeping on the ironing board.', {StateChange('cat', 'location', '', 'ironing board')}),
+    # Handed, held: with the person.
+    ('I handed the scissors to Omar.', {StateChange('scissors', 'location', '', 'omar')}),
+    ('Priya carrying the laundry basket up the stairs',
+     {StateChange('laundry basket', 'location', '', 'priya')}),
+    # Left on: still on.
+    ('We left the garden lights on for the party.', {StateChange('garden light', 'power', '', 'on')}),
+])
+def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
+    assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize('text', [
+    'no bicycles on the driveway',            # nothing there
+    'Please switch the heater on at seven.',  # an order, not yet done
+    'Is the blue vase on the windowsill?',    # a question
+    'a close-up photo of a ceramic teapot',   # no place
+])
+def test_scenes_that_state_nothing(x: SpacyExtractor, text: str) -> None:
+    assert _changes(x, text) == set(), text

@@ -116,3 +116,25 @@ def test_a_speakers_line_is_parsed_once() -> None:
     assert reader.sentences('Anna: I left the car keys on the hall table') == []
     assert reader.sentences('user: put the mug back in the cupboard please') == []
     assert reader.sentences('VLM: someone left a cane by the desk') == ['someone left a cane by the desk']
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # A robot's own steps: put somewhere, taken, moved between two places.
+    ('exec: place sponge -> sink_left', {('sponge', 'location', 'sink left')}),
+    ('nav: reached pantry; picked cereal_box; placed cereal_box -> top_shelf',
+     {('cereal box', 'location', 'top shelf')}),
+    ('pick stapler; nav: office -> hall', {('stapler', 'location', HELD)}),
+    ('grab watering_can; place -> balcony_rail', {('watering can', 'location', 'balcony rail')}),
+    ('moved flower_vase: mantel -> dining_table', {('flower vase', 'location', 'dining table')}),
+    ('item backpack @ coat_rack', {('backpack', 'location', 'coat rack')}),
+    # A tag before key=value fields names their thing.
+    ('fridge_door: state=open', {('fridge door', 'state', 'open')}),
+    ('kettle: power=off', {('kettle', 'power', 'off')}),
+])
+def test_action_logs(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
+    assert _changes(x, text) == changes
+
+
+def test_a_failed_step_states_nothing(x: SpacyExtractor) -> None:
+    assert _changes(x, 'grasp mug: failed; nav: kitchen -> hall') == set()
+    assert _changes(x, 'place vase -> shelf_3: error, gripper slipped') == set()

@@ -37,6 +37,7 @@ _FAILED = re.compile(r'\b(?:fail(?:ed|ure)?|error|abort(?:ed)?|timeout|retry|not
                      re.IGNORECASE)
 _ARROW = re.compile(r'\s*(?:->|=>|→|\s@\s)\s*')
 _STEP = re.compile(r'^([A-Za-z]+)\b\s*(.*)$')
+_TAG = re.compile(r'^\w+:\s+(?=\w+\s)')  # "exec: place sponge -> sink", not "moved keys: bowl -> .."
 
 
 def commanded(reader: RecordReader, text: str) -> list[StateChange]:
@@ -49,7 +50,7 @@ def commanded(reader: RecordReader, text: str) -> list[StateChange]:
         step = raw.strip()
         if not step or _FAILED.search(step):
             continue
-        parts = _ARROW.split(step)
+        parts = _ARROW.split(_TAG.sub('', step))
         verb = _STEP.match(parts[0])
         word = verb.group(1).lower() if verb else ''
         rest = verb.group(2).rstrip(': ') if verb else ''
@@ -60,8 +61,16 @@ def commanded(reader: RecordReader, text: str) -> list[StateChange]:
             named = rest.split(':', 1)[0] if word in _PUTTING | THING_KEYS else parts[0]
             thing = reader.thing(named) if named.strip() else taken
             source = parts[-2].split(':', 1)[-1] if len(parts) >= 3 or ':' in parts[0] else ''
-            before = reader.place(source, keyed=True) if source else ''
-            place = reader.place(parts[-1], keyed=True)
+            before = _place(reader, source) if source else ''
+            place = _place(reader, parts[-1])
             if thing and place and place != thing:
                 found.append(StateChange(thing, 'location', before, place))
     return found
+
+
+def _place(reader: RecordReader, text: str) -> str:
+    """A step's place: an identifier names it whole ("top_shelf"), a phrase by its first noun."""
+    name = text.strip()
+    if '_' in name and ' ' not in name:
+        return reader.thing(name, keyed=True) or reader.place(name, keyed=True)
+    return reader.place(name, keyed=True)

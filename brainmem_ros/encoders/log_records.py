@@ -311,8 +311,10 @@ class RecordReader:
         # A state word heads no thing ("drawer closed"), bar a noun named with another
         # word ("porch light").
         stated = head in self.states and not (head in self.nouns and head_at > 0)
-        if not head.isalpha() or (head not in self.nouns and not keyed) or head in self.stop or stated \
-                or any(w in self.states or w in self.stop for w in lowered[:head_at]):
+        # An identifier's words are one name ("watering_can"): none of them is a function word.
+        stop = frozenset() if '_' in text and ' ' not in text.strip() else self.stop
+        if not head.isalpha() or (head not in self.nouns and not keyed) or head in stop or stated \
+                or any(w in self.states or w in stop for w in lowered[:head_at]):
             return ''
         name = normalise_name(' '.join([*lowered[:head_at], head, *lowered[head_at + 1:]]))
         # The robot's own parts, named in the singular: "batteries" in a drawer are things.

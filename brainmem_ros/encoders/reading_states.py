@@ -231,7 +231,9 @@ class StateReading(SceneReading):
         holds or carries a thing has it, wherever the two are."""
         if self._verb_lemma(tok) not in _HOLDING or tok.tag_ not in {'VBG', 'VBZ', 'VBP', 'VBD'}:
             return []
-        people = [c for c in tok.children if c.dep_ == 'nsubj' and c.pos_ == 'PROPN' and c.i in names]
+        # The subject, or the name a participle is hung on in a caption ("Priya carrying ...").
+        holders = [c for c in tok.children if c.dep_ == 'nsubj'] + ([tok.head] if tok.dep_ == 'acl' else [])
+        people = [c for c in holders if c.pos_ == 'PROPN' and c.i in names]
         things = self._things([c for c in tok.children if c.dep_ == 'dobj'], names)
         return [StateChange(names[t.i], 'location', '', names[people[0].i]) for t in things] if people else []
 
