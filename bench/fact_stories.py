@@ -145,7 +145,7 @@ def run(embedder: Embedder) -> dict[str, list[dict[str, Any]]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print the scores (``--dev-misses``: and the dev split's wrong answers)."""
+    """Print the scores (``--dev-misses``: and the dev splits' wrong answers)."""
     from brainmem_ros.encoders.models import materialise_models
     from brainmem_ros.encoders.onnx_embedder import OnnxEmbedder
 
@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = run(OnnxEmbedder(paths.embedder_model, paths.tokenizer))
     print('\n'.join(section(results)))
     if '--dev-misses' in args:
-        for r in results.get('dev', []):
+        for r in [r for split, rows in results.items() if split.startswith('dev') for r in rows]:
             if not r['right']:
                 print(f'{r["story"]} [{r["style"]}] {r["ask"]}{" then" if r["then"] else ""} '
                       f'{r["entity"]!r}: {r["value"]!r}')

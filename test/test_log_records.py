@@ -127,12 +127,27 @@ def test_a_speakers_line_is_parsed_once() -> None:
     ('grab watering_can; place -> balcony_rail', {('watering can', 'location', 'balcony rail')}),
     ('moved flower_vase: mantel -> dining_table', {('flower vase', 'location', 'dining table')}),
     ('item backpack @ coat_rack', {('backpack', 'location', 'coat rack')}),
+    # Calls done (an order or a plan is not), attribute paths, sightings at a place.
+    ('job fetch(umbrella) done', {('umbrella', 'location', HELD)}),
+    ('job place(umbrella, hall_stand) success', {('umbrella', 'location', 'hall stand')}),
+    ('plant_pot.loc = windowsill', {('plant pot', 'location', 'windowsill')}),
+    ('[vision] laptop_grey 0.84 @ sofa_arm | mug 0.77 @ side_table',
+     {('laptop grey', 'location', 'sofa arm'), ('mug', 'location', 'side table')}),
     # A tag before key=value fields names their thing.
     ('fridge_door: state=open', {('fridge door', 'state', 'open')}),
     ('kettle: power=off', {('kettle', 'power', 'off')}),
 ])
 def test_action_logs(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize('text', [
+    'received order: place(umbrella, hall_stand)',  # asked, not done
+    'plan: fetch(umbrella) at 17:00',
+    'job place(umbrella, hall_stand) cancelled',
+])
+def test_orders_and_plans_state_nothing(x: SpacyExtractor, text: str) -> None:
+    assert _changes(x, text) == set(), text
 
 
 def test_a_failed_step_states_nothing(x: SpacyExtractor) -> None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.reading_base import HELD
-from brainmem_ros.encoders.record_fields import THING_KEYS
+from brainmem_ros.encoders.reading_base import HELD, POWER
+from brainmem_ros.encoders.record_fields import PLACE_KEYS, STATE_KEYS, THING_KEYS, role_key
 from brainmem_ros.memory.types import StateChange
 
 if TYPE_CHECKING:
@@ -33,24 +33,36 @@ _PUTTING = frozenset({'place', 'placed', 'put', 'drop', 'dropped', 'move', 'move
                       'leave', 'left', 'release', 'released'})
 _TAKING = frozenset({'pick', 'picked', 'grasp', 'grasped', 'grab', 'grabbed', 'take', 'took', 'lift',
                      'lifted', 'fetch', 'fetched'})
-_FAILED = re.compile(r'\b(?:fail(?:ed|ure)?|error|abort(?:ed)?|timeout|retry|not|no|cannot|unable)\b',
-                     re.IGNORECASE)
+_FAILED = re.compile(r'\b(?:fail(?:ed|ure)?|error|abort(?:ed)?|timeout|retry|not|no|cannot|unable|rejected|'
+                     r'discarded|ignored|cancel(?:l?ed)?|scheduled|planned|pending|queued)\b', re.IGNORECASE)
 _ARROW = re.compile(r'\s*(?:->|=>|→|\s@\s)\s*')
+_BRINGING = frozenset({'bring', 'brought', 'carry', 'carried', 'fetch', 'take', 'took', 'transport'})
+# Marks of an action log line beyond an arrow: several steps, a call, an attribute path.
+_MARKED = re.compile(r'[;|]|\w\([^()]*\)|^\s*\w+\.\w+\s*[:=]|^\s*\[\w+\]')
+_BRACKETED = re.compile(r'^\[[^\]]*\]\s*')  # "[det] mug 0.93 @ sink"
+_CALL = re.compile(r'^(?:[A-Za-z]+\s+)?([A-Za-z]+)\(([^()]*)\)\s*(.*)$')  # "task place(mug, shelf) ok"
+_PATH = re.compile(r'^([A-Za-z]\w*)\.([A-Za-z]+)\s*[:=]\s*(\S.*)$')  # "cup_green.location = sink"
+_DONE = re.compile(r'\b(?:ok|done|success|succeeded|complete|completed|finished)\b', re.IGNORECASE)
 _STEP = re.compile(r'^([A-Za-z]+)\b\s*(.*)$')
 _TAG = re.compile(r'^\w+:\s+(?=\w+\s)')  # "exec: place sponge -> sink", not "moved keys: bowl -> .."
 
 
 def commanded(reader: RecordReader, text: str) -> list[StateChange]:
     """The changes the steps of an action log line state (none for prose)."""
-    if not _ARROW.search(text) and ';' not in text:
+    if not _ARROW.search(text) and not _MARKED.search(text):
         return []
     found: list[StateChange] = []
     taken = ''
-    for raw in text.split(';'):
-        step = raw.strip()
+    for raw in re.split(r'[;|]', text):
+        step = _TAG.sub('', _BRACKETED.sub('', raw.strip()))
         if not step or _FAILED.search(step):
             continue
-        parts = _ARROW.split(_TAG.sub('', step))
+        called = _called(reader, step)
+        if called is not None:
+            found += called
+            taken = called[0].object if called and called[0].after == HELD else taken
+            continue
+        parts = _ARROW.split(step)
         verb = _STEP.match(parts[0])
         word = verb.group(1).lower() if verb else ''
         rest = verb.group(2).rstrip(': ') if verb else ''
@@ -61,16 +73,41 @@ def commanded(reader: RecordReader, text: str) -> list[StateChange]:
             named = rest.split(':', 1)[0] if word in _PUTTING | THING_KEYS else parts[0]
             thing = reader.thing(named) if named.strip() else taken
             source = parts[-2].split(':', 1)[-1] if len(parts) >= 3 or ':' in parts[0] else ''
-            before = _place(reader, source) if source else ''
-            place = _place(reader, parts[-1])
+            before = reader.place(source, keyed=True) if source else ''
+            place = reader.place(parts[-1], keyed=True)
             if thing and place and place != thing:
                 found.append(StateChange(thing, 'location', before, place))
     return found
 
 
-def _place(reader: RecordReader, text: str) -> str:
-    """A step's place: an identifier names it whole ("top_shelf"), a phrase by its first noun."""
-    name = text.strip()
-    if '_' in name and ' ' not in name:
-        return reader.thing(name, keyed=True) or reader.place(name, keyed=True)
-    return reader.place(name, keyed=True)
+
+def _called(reader: RecordReader, step: str) -> list[StateChange] | None:
+    """A step written as a call or an attribute path, or None when it is neither: "task
+    place(drill, closet_shelf) ok" (done only when the step says so: "cmd recv: move(towel,
+    laundry)" is an order), "cup_green.location = drying_rack", "oven.power = off"."""
+    path = _PATH.match(step)
+    if path:
+        thing, key = reader.thing(path.group(1)), role_key(path.group(2).lower())
+        value = path.group(3).strip()
+        word = value.lower()
+        if not thing:
+            return []
+        if key in PLACE_KEYS:
+            place = reader.place(value, keyed=True)
+            return [StateChange(thing, 'location', '', place)] if place else []
+        if key in STATE_KEYS and word in reader.states:
+            return [StateChange(thing, 'power' if word in POWER else 'state', '', word)]
+        return []
+    call = _CALL.match(step)
+    if call is None:
+        return None
+    verb, args = call.group(1).lower(), [a.strip() for a in call.group(2).split(',')]
+    if not _DONE.search(call.group(3)):
+        return []
+    thing = reader.thing(args[0]) if args else ''
+    if thing and verb in _TAKING and len(args) == 1:
+        return [StateChange(thing, 'location', '', HELD)]
+    place = reader.place(args[-1], keyed=True) if len(args) >= 2 else ''
+    if thing and place and verb in _PUTTING | _BRINGING:
+        return [StateChange(thing, 'location', '', place)]
+    return []

@@ -317,13 +317,17 @@ class RecordReader:
                 or any(w in self.states or w in stop for w in lowered[:head_at]):
             return ''
         name = normalise_name(' '.join([*lowered[:head_at], head, *lowered[head_at + 1:]]))
-        # The robot's own parts, named in the singular: "batteries" in a drawer are things.
-        own = (name in self.self_vocab or head in self.self_vocab) and lowered[head_at] == head
+        # The robot's own parts, named in the singular and alone: "batteries" in a drawer and
+        # a "sofa arm" are things.
+        alone = name in self.self_vocab or (head in self.self_vocab and head_at == 0)
+        own = alone and lowered[head_at] == head
         return '' if own else name
 
     def place(self, text: str, *, keyed: bool = False) -> str:
         """The place a field's value names: its first noun phrase, without the preposition
         before it ("under the window in the bedroom" -> window, "bowl by the door" -> bowl)."""
+        if '_' in text and ' ' not in text.strip() and (whole := self.thing(text, keyed=keyed)):
+            return whole  # an identifier names its place whole ("front_porch", "top_shelf")
         words = [w.strip('\'".,') for w in ASIDE.sub(' ', text).replace('_', ' ').split()]
         words = [w for w in words if w]
         while words and words[0].lower() in _LEADING:

@@ -35,7 +35,8 @@ PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place',
                          'zone', 'where', 'target'})
 STATE_KEYS = frozenset({'state', 'status', 'power'})
 BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
-MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity'}
+MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',
+            'setpoint': 'setting'}
 ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) | {
     'from', 'to', 'rel', 'relation'}
 
