@@ -301,6 +301,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('laundry basket', 'location', '', 'priya')}),
     # Left on: still on.
     ('We left the garden lights on for the party.', {StateChange('garden light', 'power', '', 'on')}),
+    # A part of a thing is on the thing; what hangs from a thing is on it.
+    ('a stack of letters on the corner of the desk', {StateChange('letter', 'location', '', 'desk')}),
+    ('an open padlock dangling from the gate latch',
+     {StateChange('padlock', 'state', '', 'open'), StateChange('padlock', 'location', '', 'gate latch')}),
 ])
 def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes
@@ -311,6 +315,8 @@ def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateC
     'Please switch the heater on at seven.',  # an order, not yet done
     'Is the blue vase on the windowsill?',    # a question
     'a close-up photo of a ceramic teapot',   # no place
+    'a painting of a sailboat on the living room wall',  # the sailboat is painted, not there
+    'a framed photo of two dogs lying on a beach',
 ])
 def test_scenes_that_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

@@ -28,7 +28,16 @@ if TYPE_CHECKING:
     from spacy.tokens import Token
 
 _PARTICIPLES = frozenset({'VBG', 'VBN'})
-_HANGING = frozenset({'hang', 'dangle', 'suspend'})
+#: Verbs of a thing hanging, whose "from" says where it is ("a towel hanging from the rail").
+HANGING = frozenset({'hang', 'dangle', 'suspend'})
+# Where a scene's thing rests: not where it goes ("the faucet running into a pot").
+_SCENE_PREPS = RESTING_PREPS - {'into', 'onto'}
+# Nouns of a part or position of a thing: "the middle of the table" is on the table.
+_PARTS = frozenset({'middle', 'edge', 'top', 'bottom', 'side', 'corner', 'end', 'foot', 'front', 'back',
+                    'center', 'centre', 'rim', 'surface', 'base', 'far', 'near'})
+# Things that show other things: what a poster or a photo is "of" is not there.
+_DEPICTIONS = frozenset({'poster', 'picture', 'photo', 'photograph', 'painting', 'drawing', 'image', 'print',
+                         'portrait', 'sketch', 'illustration', 'screenshot', 'reflection'})
 
 
 class SceneReading(MentionReading):
@@ -38,26 +47,44 @@ class SceneReading(MentionReading):
         found: list[StateChange] = []
         for tok in self.doc:
             if tok.dep_ == 'acl' and tok.tag_ in _PARTICIPLES and tok.head.i in names \
-                    and not has_object(tok) and not self._negated(tok) and not self._asked(tok):
+                    and not has_object(tok) and not self._negated(tok) and not self._asked(tok) \
+                    and not self.depicted(tok):
                 found += self._resting(self._things([tok.head], names), [tok], names)
         for sent in self.doc.sents:
             root = sent.root
-            if root.pos_ not in {'NOUN', 'PROPN'} or root.i not in names or self._asked(root) \
-                    or any(c.dep_ == 'det' and c.lower_ == 'no' for c in root.children):
+            if root.tag_ in _PARTICIPLES and not any(c.dep_ in {'aux', 'auxpass'} for c in root.children):
+                # "a closed umbrella hanging from a hook": the participle's subject is the scene's
+                # thing (the state layer places it).
+                root = next((c for c in root.children if c.dep_ == 'nsubj'), root)
+                if root.i not in names:
+                    continue
+                things = self._things([root], names)
+            elif root.pos_ not in {'NOUN', 'PROPN'} or root.i not in names or self._asked(root) \
+                    or any(c.dep_ == 'det' and c.lower_ == 'no' for c in root.children) \
+                    or self.depicted(root):
                 continue  # a sentence with a verb of its own, or "no cars on the street"
-            things = self._things([root], names)
-            found += self._resting(things, [root, *things], names)
+            else:
+                things = self._things([root], names)
+                found += self._resting(things, [root, *things], names)
             for thing in things:
                 found += [StateChange(names[thing.i], 'power' if a.lower_ in POWER else 'state', '', a.lower_)
                           for a in thing.children
                           if a.dep_ == 'amod' and a.i < thing.i and a.lower_ in self.states]
         return found
 
+    def depicted(self, tok: Token) -> bool:
+        """``tok`` is shown by a picture, not there: "a poster of a woman wearing sunglasses"."""
+        while tok.head.i != tok.i:
+            if tok.dep_ == 'pobj' and tok.head.lower_ == 'of' and tok.head.head.lemma_.lower() in _DEPICTIONS:
+                return True
+            tok = tok.head
+        return False
+
     def _resting(self, things: list[Token], hangers: list[Token], names: dict[int, str]) -> list[StateChange]:
         """``things`` are where the first resting phrase hung on one of ``hangers`` says (what a
         thing hangs "from" is where it is)."""
         preps = sorted({c for h in hangers for c in h.children if c.dep_ == 'prep' and (
-            c.lower_ in RESTING_PREPS or (c.lower_ == 'from' and h.lemma_.lower() in _HANGING))},
+            c.lower_ in _SCENE_PREPS or (c.lower_ == 'from' and h.lemma_.lower() in HANGING))},
             key=lambda p: p.i)
         movers = {names[t.i] for t in things}
         for prep in preps:
@@ -72,7 +99,7 @@ class SceneReading(MentionReading):
         for obj in prep.children:
             if obj.dep_ != 'pobj':
                 continue
-            bare = not determined(obj)
+            bare = not determined(obj) or obj.lemma_.lower() in _PARTS
             if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
                 return names[obj.i]
             for inner in obj.children:  # a bare noun with "of" makes a preposition

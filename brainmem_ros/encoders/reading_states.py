@@ -20,7 +20,7 @@ from brainmem_ros.encoders.reading_base import (
     has_object,
     indefinite,
 )
-from brainmem_ros.encoders.reading_scenes import SceneReading
+from brainmem_ros.encoders.reading_scenes import HANGING, SceneReading
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class StateReading(SceneReading):
                     tok.dep_ == 'amod' and tok.head.i > tok.i) and not preposition \
                     and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
                     and not self._denied(tok) and not self._unreal(tok) \
-                    and not (tok.head is not tok and tok.head.pos_ in {'VERB', 'AUX'}
+                    and not (tok.head.i != tok.i and tok.head.pos_ in {'VERB', 'AUX'}
                              and self._unreal(tok.head)):
                 # ("The garage door is not locked", "If the stove is hot", "Please turn the oven
                 # on at six": no state.)
@@ -167,7 +167,8 @@ class StateReading(SceneReading):
         if not movers and not copula and not has_object(tok):
             # "the umbrella is leaning against the rack": the subject is what is placed.
             movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
-        movers = [m for m in movers if not any(c.dep_ == 'det' and c.lower_ == 'no' for c in m.children)]
+        movers = [m for m in movers if not any(c.dep_ == 'det' and c.lower_ == 'no' for c in m.children)
+                  and not self.depicted(m)]
         if not movers or (tok.tag_ == 'VBG' and tok.dep_ in {'advcl', 'pcomp'}
                           and not any(c.dep_ == 'aux' for c in tok.children)):
             return []  # "while carrying it to the sink": under way, not done
@@ -196,8 +197,11 @@ class StateReading(SceneReading):
                              and not any(c.lower_ == 'of' for c in o.children) for o in p.children)), None)
         before = after = ''
         destination = False
+        hanging = self._verb_lemma(tok) in HANGING
         for outer in preps:
             word, prep = outer.lower_, outer
+            if word == 'from' and hanging:
+                word = 'on'  # "hanging from a hook": on the hook
             if word == 'out' and any(c.lower_ == 'of' for c in outer.children):
                 word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
             if not transitive and not copula and word not in RESTING_PREPS:
