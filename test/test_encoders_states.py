@@ -320,3 +320,14 @@ def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateC
 ])
 def test_scenes_that_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    # "'s" before a place or a participle is "is".
+    ("Omar: the kettle's on the windowsill.", StateChange('kettle', 'location', '', 'windowsill')),
+    ("Lena: my bike's leaning against the fence.", StateChange('bike', 'location', '', 'fence')),
+    # A switch verb's "on" after "back".
+    ('I switched the desk lamp back on.', StateChange('desk lamp', 'power', '', 'on')),
+])
+def test_contractions_and_switches(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    assert change in _changes(x, text)

@@ -222,10 +222,18 @@ _SHOUTED = re.compile(r'\b[A-Z]{2,}\b')
 _SIGN_AFTER_PREP = re.compile(r'(?<=\b(?:at|to|At|To) )[-\u2212](?=\d)')
 
 
+# "'s" before a place or a participle is "is" ("Laptop's charging on the bench"); a possessive
+# comes before a noun.
+_IS_CONTRACTED = re.compile(r"\b([A-Za-z]+)['\u2019]s (?=(?:on|in|at|under|by|inside|behind|beside|near|next|"
+                            r"above|below|back|still|now|charging|sitting|lying|standing|hanging|leaning|"
+                            r"resting)\b)")
+
+
 def _calm(text: str) -> str:
     """``text`` with its shouted state words in lower case ("garage door OPEN", "stove burner
     ON"): the tagger reads a word in capitals as a name, and the state is lost; and a sign
     after "at"/"to" written out ("at minus 18 degrees"), which :mod:`reading_states` reads back."""
     words = (state_words() | {'on', 'off'}) - {'ok'}  # "cameras OK" is a report, not a thing's state
     text = _SIGN_AFTER_PREP.sub('minus ', text)
+    text = _IS_CONTRACTED.sub(r'\1 is ', text)  # "my phone's on the couch": is, not a possessive
     return _SHOUTED.sub(lambda m: m.group().lower() if m.group().lower() in words else m.group(), text)

@@ -128,7 +128,8 @@ class StateReading(SceneReading):
         # "switched off the lights" is parsed with the object under the particle, or with the
         # particle as a preposition right after the verb.
         particles = [c for c in tok.children if c.dep_ == 'prt' or (
-            c.dep_ == 'prep' and c.lower_ in POWER and c.i == tok.i + 1)]
+            c.dep_ == 'prep' and c.lower_ in POWER and c.i == tok.i + 1)
+            or (c.dep_ == 'advmod' and c.lower_ in POWER)]  # "switched the light back on"
         candidates = [g for c in particles for g in c.children if g.dep_ == 'pobj']
         said = [c for c in [*tok.children, *candidates] if c.dep_ in {'dobj', 'obj', 'pobj'}]
         objects = [o for o in self._things(said, names) if not indefinite(o)]
