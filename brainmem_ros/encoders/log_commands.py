@@ -1,4 +1,4 @@
-"""State changes a robot's own action log states: its steps, one per ``;``-separated field.
+"""State changes a robot's own action log states: its steps, one per ``;`` or ``|`` field.
 
 Task executors log what they did as a verb and its arguments, not as sentences:
 ``place laundry_basket -> dryer top``, ``nav: arrived hallway; placed wallet ->
@@ -10,10 +10,15 @@ A dependency parse of such a line finds no verb and no place. This reads each st
   (``->``, ``=>``) or ``@`` before a place: the thing is there (from the place before a
   second arrow: ``moved X: A -> B``); with no thing, the thing taken last in the line is;
 - a verb of taking (``pick``, ``grasp``, ``grab`` ...) with a thing: it is held;
-- a thing, ``@`` and a place (``obj toolbox @ garage``): the thing is there.
+- a thing, ``@`` and a place (``obj toolbox @ garage``, ``[det] mug 0.93 @ sink | ...``): the
+  thing is there;
+- a call that says it is done (``task place(drill, closet_shelf) ok``); an order or a plan
+  (``cmd recv: move(towel, laundry)``, ``plan: bring(toolbox, kitchen)``) is not;
+- an attribute path (``cup_green.location = drying_rack``, ``oven.power = off``).
 
-A step that reports a failure (``grasp toolbox: failed``) states nothing; the thing and the
-place are named as :class:`~brainmem_ros.encoders.log_records.RecordReader` names them.
+A step that reports a failure, a rejection or a plan (``grasp toolbox: failed``) states
+nothing; the thing and the place are named as
+:class:`~brainmem_ros.encoders.log_records.RecordReader` names them.
 """
 
 from __future__ import annotations
@@ -78,7 +83,6 @@ def commanded(reader: RecordReader, text: str) -> list[StateChange]:
             if thing and place and place != thing:
                 found.append(StateChange(thing, 'location', before, place))
     return found
-
 
 
 def _called(reader: RecordReader, step: str) -> list[StateChange] | None:
