@@ -328,6 +328,9 @@ def test_scenes_that_state_nothing(x: SpacyExtractor, text: str) -> None:
     ("Lena: my bike's leaning against the fence.", StateChange('bike', 'location', '', 'fence')),
     # A switch verb's "on" after "back".
     ('I switched the desk lamp back on.', StateChange('desk lamp', 'power', '', 'on')),
+    # A noun the small tagger takes for a reflexive pronoun ("-shelf" as "-self").
+    ('I slid the atlas onto the hallway bookshelf.',
+     StateChange('atlas', 'location', '', 'hallway bookshelf')),
 ])
 def test_contractions_and_switches(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)

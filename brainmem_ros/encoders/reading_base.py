@@ -123,6 +123,13 @@ def is_code(doc: Doc, i: int, as_noun: set[int] | frozenset[int] = frozenset()) 
     return prev is not None and (prev.pos_ in NOMINAL | {'ADJ'} or prev.i in as_noun) and not prev.is_punct
 
 
+# English personal, possessive and reflexive pronouns: a closed class.
+_PRONOUNS = frozenset({
+    'i', 'me', 'my', 'mine', 'myself', 'you', 'your', 'yours', 'yourself', 'yourselves', 'he', 'him', 'his',
+    'himself', 'she', 'her', 'hers', 'herself', 'it', 'its', 'itself', 'we', 'us', 'our', 'ours', 'ourselves',
+    'they', 'them', 'their', 'theirs', 'themselves', 'one', 'oneself', 'thee', 'thou', 'thy', 'em'})
+
+
 def repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
              states: frozenset[str]) -> tuple[set[int], set[int]]:
     """Tokens the small tagger gets wrong in telegraphic text, by the shape of the clause.
@@ -172,6 +179,8 @@ def repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
                 as_noun.add(tok.i)
             elif tok.tag_ == 'MD' and nxt is not None and nxt.tag_ in {'VBZ', 'VBD'}:
                 as_noun.add(tok.i)  # "the watering can is": a modal takes a base form
+            elif tok.tag_ in {'PRP', 'PRP$'} and tok.is_alpha and tok.lower_ not in _PRONOUNS:
+                as_noun.add(tok.i)  # "the living room bookshelf": the tagger's "-self" is no pronoun
     return as_verb, as_noun
 
 
