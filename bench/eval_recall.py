@@ -45,7 +45,7 @@ sys.path.insert(0, str(locomo.REPO / 'test'))
 from scenarios.cases import CASES
 from scenarios.routine import routine
 from scenarios.routine_questions import routine_questions
-from scenarios.runner import T0, build_background, run_case
+from scenarios.runner import T0, build_background, passes, run_case
 
 DOCS = locomo.REPO / 'docs'
 # Questions about the routine itself, each answered by one background memory.
@@ -159,9 +159,7 @@ def scenario_rows(embedder: Embedder, background: Path | None, root: Path) -> li
     rows: list[dict[str, Any]] = []
     for i, case in enumerate(CASES):
         out = run_case(case, root / f'case{i}', embedder, background=background)
-        ok = (all(k in out.graph for k in case.expect) and not any(k in out.graph for k in case.absent)
-              and all(a in out.graph and b in out.graph and out.graph.index(a) < out.graph.index(b)
-                      for a, b in case.above))
+        ok = passes(case, out.graph)
         rows.append({'name': case.name, 'k': case.k, 'multi_hop': case.multi_hop, 'pass': ok,
                      'graph': out.recall(out.graph), 'vector': out.recall(out.vector)})
         print(f"{'ok  ' if ok else 'FAIL'} {case.name}: graph {out.graph} vector {out.vector}", flush=True)

@@ -312,7 +312,7 @@ class RecordReader:
         # word ("porch light").
         stated = head in self.states and not (head in self.nouns and head_at > 0)
         # An identifier's words are one name ("watering_can"): none of them is a function word.
-        stop = frozenset() if '_' in text and ' ' not in text.strip() else self.stop
+        stop = frozenset() if _identifier(text) else self.stop
         if not head.isalpha() or (head not in self.nouns and not keyed) or head in stop or stated \
                 or any(w in self.states or w in stop for w in lowered[:head_at]):
             return ''
@@ -326,7 +326,7 @@ class RecordReader:
     def place(self, text: str, *, keyed: bool = False) -> str:
         """The place a field's value names: its first noun phrase, without the preposition
         before it ("under the window in the bedroom" -> window, "bowl by the door" -> bowl)."""
-        if '_' in text and ' ' not in text.strip() and (whole := self.thing(text, keyed=keyed)):
+        if _identifier(text) and (whole := self.thing(text, keyed=keyed)):
             return whole  # an identifier names its place whole ("front_porch", "top_shelf")
         words = [w.strip('\'".,') for w in ASIDE.sub(' ', text).replace('_', ' ').split()]
         words = [w for w in words if w]
@@ -379,6 +379,12 @@ def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...
         out.pop((change.object, change.attribute), None)
         out[(change.object, change.attribute)] = change
     return tuple(out.values())
+
+
+def _identifier(text: str) -> bool:
+    """A software identifier ("watering_can", "front_porch"): words joined by underscores."""
+    text = text.strip()
+    return '_' in text and ' ' not in text
 
 
 def _as_readings(numbers: list[str]) -> set[str]:

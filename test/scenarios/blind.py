@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .cases import Case, Memory
+from .runner import passes
+
+__all__ = ['SPLITS', 'BlindCase', 'load', 'passes']
 
 DATA = Path(__file__).resolve().parent.parent / 'data'
 SPLITS: tuple[tuple[str, Path], ...] = (
@@ -48,9 +51,3 @@ def load(path: Path) -> list[BlindCase]:
                     as_of=None if as_of is None else float(as_of), absent=tuple(raw.get('absent', ())))
         out.append(BlindCase(raw.get('kind', ''), case))
     return out
-
-
-def passes(case: Case, ranked: tuple[str, ...]) -> bool:
-    """Every expected key in ``ranked`` (the top k), no absent one, and the order asked."""
-    return (all(k in ranked for k in case.expect) and not any(k in ranked for k in case.absent)
-            and all(a in ranked and b in ranked and ranked.index(a) < ranked.index(b) for a, b in case.above))

@@ -39,6 +39,12 @@ def build_background(path: Path, embedder: Embedder, n: int) -> Path:
     return path
 
 
+def passes(case: Case, ranked: tuple[str, ...]) -> bool:
+    """Every expected key in ``ranked`` (the top k), no absent one, and the order asked."""
+    return (all(k in ranked for k in case.expect) and not any(k in ranked for k in case.absent)
+            and all(a in ranked and b in ranked and ranked.index(a) < ranked.index(b) for a, b in case.above))
+
+
 def case_now(case: Case) -> float:
     """The clock of a case's memory: a minute after its last memory."""
     return T0 + max(m.at for m in case.memories) + 60
