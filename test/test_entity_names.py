@@ -42,3 +42,15 @@ def test_fallback_locations_read_the_word_lists() -> None:
     assert fallback_locations('The mug sits on their shelf.', things) == [('mug', 'shelf')]
     assert fallback_locations('The mug is never on the shelf.', things) == []
     assert fallback_locations('The mug is near the shelf.', things) == [('mug', 'shelf')]
+
+
+def test_referents_shorter_names_and_their_siblings() -> None:
+    from brainmem_ros.memory.entity_names import referents
+    # A log's ``bottle_blue`` is the blue water bottle; ``bottle_steel`` is another bottle.
+    assert referents('the blue water bottle', ['bottle blue', 'bottle steel']) == ['bottle blue']
+    # "phone" may be the black one: not an answer about the silver phone.
+    assert referents('silver phone', ['phone', 'silver phone', 'black phone']) == ['silver phone']
+    # Two shorter names of the one thing asked for both count.
+    assert referents('black tv remote', ['remote', 'tv remote', 'black tv remote']) == [
+        'black tv remote', 'remote', 'tv remote']
+    assert referents('big blue remote', ['blue remote', 'red remote']) == ['blue remote']

@@ -99,17 +99,19 @@ def referents(query: str, keys: Sequence[str]) -> list[str]:
 
     Those :func:`names_match` accepts, and the less specific names of the same thing: a
     key whose words are all in the query and that has its head noun ("remote" for "the TV
-    remote", "laptop" for "Priya's laptop"), as people shorten a name once the thing is
-    known ("I put the remote on the shelf"). Only while no other key of that head names
-    something else ("silver phone" beside "black phone"): then "phone" may be either.
+    remote", "laptop" for "Priya's laptop", "bottle blue" from a log's ``bottle_blue`` for
+    "the blue water bottle"), as people shorten a name once the thing is known ("I put
+    the remote on the shelf"). Only while no other key holds all of its words and names
+    something else ("silver phone" beside "black phone"): then "phone" may be either. A
+    key with a word of its own ("bottle steel") is another thing, not a fuller name.
     """
     q = entity_key(query)
     if not q:
         return []
     words = {singular(w) for w in q.split()}
     head = q.split()[-1]
-    same_head = [k for k in keys if k and k.split()[-1] == head]
-    matched = [k for k in keys if names_match(query, k)]
-    general = [k for k in same_head if k not in matched and {singular(w) for w in k.split()} < words]
-    others = [k for k in same_head if k not in matched and k not in general]
-    return sorted(set(matched) | (set() if others else set(general)))
+    key_words = {k: {singular(w) for w in k.split()} for k in keys if k}
+    matched = {k for k in key_words if names_match(query, k)}
+    general = [k for k, kw in key_words.items() if k not in matched and head in kw and kw < words]
+    others = [ow for o, ow in key_words.items() if o not in matched and o not in general]
+    return sorted(matched | {k for k in general if not any(key_words[k] < ow for ow in others)})
