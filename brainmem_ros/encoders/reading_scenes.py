@@ -13,7 +13,9 @@ the scene:
 - an utterance whose root is a thing (a caption) puts that thing, or what its quantity
   counts ("a set of car keys"), where its first resting phrase says, and gives it the
   state an adjective before it names ("an open dishwasher"). In a sentence with a verb,
-  "the open door" only names the door (the verb says what happened).
+  "the open door" only names the door (the verb says what happened: "I closed the open
+  door"), except after a verb of seeing that is done ("I saw the full pitcher on the
+  table"): seeing changes nothing, so what was seen is as it is named.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ _SCENE_PREPS = RESTING_PREPS - {'into', 'onto'}
 # Nouns of a part or position of a thing: "the middle of the table" is on the table.
 _PARTS = frozenset({'middle', 'edge', 'top', 'bottom', 'side', 'corner', 'end', 'foot', 'front', 'back',
                     'center', 'centre', 'rim', 'surface', 'base', 'far', 'near'})
+# Verbs of seeing: their object is as the words before it describe it, then.
+_SEEING = frozenset({'see', 'notice', 'spot', 'find', 'observe', 'detect', 'discover', 'glimpse', 'sight'})
 # Things that show other things: what a poster or a photo is "of" is not there.
 _DEPICTIONS = frozenset({'poster', 'picture', 'photo', 'photograph', 'painting', 'drawing', 'image', 'print',
                          'portrait', 'sketch', 'illustration', 'screenshot', 'reflection'})
@@ -66,11 +70,21 @@ class SceneReading(MentionReading):
             else:
                 things = self._things([root], names)
                 found += self._resting(things, [root, *things], names)
-            for thing in things:
-                found += [StateChange(names[thing.i], 'power' if a.lower_ in POWER else 'state', '', a.lower_)
-                          for a in thing.children
-                          if a.dep_ == 'amod' and a.i < thing.i and a.lower_ in self.states]
-        return found
+            found += self._described(things, names)
+        seen = [t for t in self.doc if t.dep_ == 'dobj' and t.i in names and self._seen(t.head)]
+        return found + self._described(self._things(seen, names), names)
+
+    def _described(self, things: list[Token], names: dict[int, str]) -> list[StateChange]:
+        """The state an adjective before each of ``things`` names ("an open dishwasher")."""
+        return [StateChange(names[thing.i], 'power' if a.lower_ in POWER else 'state', '', a.lower_)
+                for thing in things for a in thing.children
+                if a.dep_ == 'amod' and a.i < thing.i and a.lower_ in self.states]
+
+    def _seen(self, verb: Token) -> bool:
+        """``verb`` reports a done act of seeing ("saw", "have noticed"), not a plan or an order."""
+        done = verb.tag_ == 'VBD' or (verb.tag_ == 'VBN' and any(
+            c.dep_ == 'aux' and c.lemma_.lower() == 'have' for c in verb.children))
+        return done and verb.lemma_.lower() in _SEEING and not self._negated(verb) and not self._asked(verb)
 
     def depicted(self, tok: Token) -> bool:
         """``tok`` is shown by a picture, not there: "a poster of a woman wearing sunglasses"."""
