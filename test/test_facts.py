@@ -456,3 +456,17 @@ def test_facts_from_detector_and_navigation_records(mem: BrainMem) -> None:
         ('kitchen windowsill', t + H, None), ('hall bench', t, t + H)]
     assert [(f.value, f.valid_until) for f in mem.state_of('pantry door', attribute='state')] == [
         ('closed', None), ('open', t + 2 * H)]
+
+
+def test_a_speakers_own_thing_is_kept_apart(mem: BrainMem) -> None:
+    # Two people each have a harmonica; each says where "my harmonica" is.
+    mem.store('Rosa: My harmonica is on the piano bench.', stamp=T0)
+    mem.store("Tomas: my harmonica's in the car glovebox.", stamp=T0 + H)
+    mem.store('Rosa: I put my harmonica in my backpack.', stamp=T0 + 2 * H)
+    mem.store('Tomas: I moved my harmonica to the hall shelf.', stamp=T0 + 3 * H)
+    assert mem.state_of("Rosa's harmonica", attribute='location')[0].value == 'backpack'
+    assert mem.state_of("tomas's harmonica", attribute='location')[0].value == 'hall shelf'
+    assert mem.state_of("Tomas's harmonica", attribute='location', as_of=T0 + 2.5 * H)[0].value \
+        == 'car glovebox'
+    # Either one, by its plain name: the newest news first.
+    assert mem.state_of('the harmonica', attribute='location')[0].value == 'hall shelf'

@@ -22,7 +22,11 @@ from brainmem_ros.memory.wordlists import word_list
 
 # Words that say whose or which thing, never what it is ("my keys" are the keys).
 DETERMINERS = word_list('fact_words.txt', 'determiners')
+# "Note: ..." opens a message without naming who speaks.
+_MESSAGE_TAGS = word_list('fact_words.txt', 'message tags')
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# A speaker's name opening a transcribed utterance: "Priya: I moved my keys".
+_SPEAKER = re.compile(r'^\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?):\s')
 
 
 def singular(word: str) -> str:
@@ -58,6 +62,28 @@ def find_name(words: Sequence[str], name: Sequence[str]) -> tuple[int, int] | No
         if list(words[i:i + n - 1]) == list(name[:-1]) and singular(words[i + n - 1]) == singular(name[-1]):
             return i, i + n
     return None
+
+
+def speaker(text: str) -> str:
+    """The name that opens ``text`` as its speaker's, lower case ('' if none).
+
+    >>> speaker('Priya: I moved my keys.'), speaker('moved my keys'), speaker('Note: my keys')
+    ('priya', '', '')
+    """
+    found = _SPEAKER.match(text)
+    name = found.group(1).lower() if found else ''
+    return '' if name in _MESSAGE_TAGS else name
+
+
+def said_as_own(text: str, name: str) -> bool:
+    """``name`` follows "my" somewhere in ``text`` ("my car keys").
+
+    >>> said_as_own("Eli: my phone's on the couch", 'phone')
+    True
+    """
+    words, target = [w.removesuffix("'s") for w in text_words(text)], name_words(name)
+    return any(words[i - 1] == 'my' and find_name(words[i:i + len(target)], target) is not None
+               for i in range(1, len(words)))
 
 
 def entity_key(name: str) -> str:

@@ -36,7 +36,9 @@ from brainmem_ros.memory.entity_names import (
     name_words,
     names_match,
     referents,
+    said_as_own,
     singular,
+    speaker,
     text_words,
 )
 from brainmem_ros.memory.types import Entity, MemoryUnit, Pose, UnitType, normalise_name
@@ -183,10 +185,14 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
         claims.append(Claim(name, attr, val, stamp, unit.id, source, CONFIDENCE[source], unit.pose))
         stated.add((entity_key(name), attr))
 
+    # "Dana: my phone is in my purse" is about Dana's phone, not Eli's (who has one too).
+    owner = speaker(unit.text)
     for change in unit.state_changes:
-        add(change.object, change.attribute, change.after, 'text', unit.stamp)
+        thing = change.object
+        thing = f"{owner}'s {thing}" if owner and said_as_own(unit.text, thing) else thing
+        add(thing, change.attribute, change.after, 'text', unit.stamp)
         if change.before and change.attribute.strip().lower() in (LOCATION, HOLDER):
-            add(change.object, change.attribute, change.before, 'before', unit.stamp - BEFORE_OFFSET_S)
+            add(thing, change.attribute, change.before, 'before', unit.stamp - BEFORE_OFFSET_S)
             left.add(entity_key(change.before))
     for entity in unit.entities:
         for attribute, value in entity.attributes:
