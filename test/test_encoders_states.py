@@ -305,6 +305,8 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a stack of letters on the corner of the desk', {StateChange('letter', 'location', '', 'desk')}),
     ('an open padlock dangling from the gate latch',
      {StateChange('padlock', 'state', '', 'open'), StateChange('padlock', 'location', '', 'gate latch')}),
+    # What is draped over a thing rests on it.
+    ('a jacket draped over a chair', {StateChange('jacket', 'location', '', 'chair')}),
     # Seeing changes nothing: what was seen is as it was named.
     ('I noticed the empty mug on the desk.',
      {StateChange('mug', 'state', '', 'empty'), StateChange('mug', 'location', '', 'desk')}),
@@ -320,6 +322,7 @@ def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateC
     'a close-up photo of a ceramic teapot',   # no place
     'a painting of a sailboat on the living room wall',  # the sailboat is painted, not there
     'a framed photo of two dogs lying on a beach',
+    'a cat jumping over the fence',           # a way across, not a resting place
     'Find the empty mug.',                    # an order to look, not a sighting
     'I did not see the broken vase.',
 ])

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 _PARTICIPLES = frozenset({'VBG', 'VBN'})
 #: Verbs of a thing hanging, whose "from" says where it is ("a towel hanging from the rail").
 HANGING = frozenset({'hang', 'dangle', 'suspend'})
+# Verbs of a thing laid across another, whose "over" says where it rests ("a jacket draped over
+# a chair"); after other verbs "over" is a way across ("a cat jumping over the fence").
+DRAPED = frozenset({'drape', 'sling', 'hang', 'throw', 'toss', 'fold', 'spread', 'lay'})
 # Where a scene's thing rests: not where it goes ("the faucet running into a pot").
 _SCENE_PREPS = RESTING_PREPS - {'into', 'onto'}
 # Nouns of a part or position of a thing: "the middle of the table" is on the table.
@@ -96,9 +99,10 @@ class SceneReading(MentionReading):
 
     def _resting(self, things: list[Token], hangers: list[Token], names: dict[int, str]) -> list[StateChange]:
         """``things`` are where the first resting phrase hung on one of ``hangers`` says (what a
-        thing hangs "from" is where it is)."""
+        thing hangs "from" or is draped "over" is where it is)."""
         preps = sorted({c for h in hangers for c in h.children if c.dep_ == 'prep' and (
-            c.lower_ in _SCENE_PREPS or (c.lower_ == 'from' and h.lemma_.lower() in HANGING))},
+            c.lower_ in _SCENE_PREPS or (c.lower_ == 'from' and h.lemma_.lower() in HANGING)
+            or (c.lower_ == 'over' and h.lemma_.lower() in DRAPED))},
             key=lambda p: p.i)
         movers = {names[t.i] for t in things}
         for prep in preps:
