@@ -470,3 +470,13 @@ def test_a_speakers_own_thing_is_kept_apart(mem: BrainMem) -> None:
         == 'car glovebox'
     # Either one, by its plain name: the newest news first.
     assert mem.state_of('the harmonica', attribute='location')[0].value == 'hall shelf'
+
+
+def test_software_names_and_displays_file_under_the_thing(mem: BrainMem) -> None:
+    # A log names the thing noun first; people say "the garage heater".
+    mem.store('heater_garage: setpoint=12C mode=frost', stamp=T0)
+    assert mem.state_of('garage heater', attribute='setting')[0].value == '12C'
+    assert mem.state_of('the heater', attribute='setting')[0].value == '12C'
+    # What its display reads is the heater's.
+    mem.store('the garage heater display reads 15 degrees', stamp=T0 + H)
+    assert mem.state_of('garage heater', attribute='setting')[0].value == '15 degrees'

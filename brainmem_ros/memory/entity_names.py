@@ -22,6 +22,10 @@ from brainmem_ros.memory.wordlists import word_list
 
 # Words that say whose or which thing, never what it is ("my keys" are the keys).
 DETERMINERS = word_list('fact_words.txt', 'determiners')
+# Qualifiers a software name puts after the thing's noun ("thermostat_hall").
+_TRAILING = word_list('fact_words.txt', 'trailing qualifiers')
+# Parts that show their thing's state ("the thermostat display reads 20 degrees").
+_DISPLAYS = word_list('fact_words.txt', 'displays')
 # "Note: ..." opens a message without naming who speaks.
 _MESSAGE_TAGS = word_list('fact_words.txt', 'message tags')
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -75,6 +79,16 @@ def speaker(text: str) -> str:
     return '' if name in _MESSAGE_TAGS else name
 
 
+def shown_by(name: str) -> str:
+    """The thing whose display ``name`` is, or ``name`` itself.
+
+    >>> shown_by('the hallway thermostat display'), shown_by('display')
+    ('hallway thermostat', 'display')
+    """
+    words = name_words(name)
+    return ' '.join(words[:-1]) if len(words) > 1 and singular(words[-1]) in _DISPLAYS else name
+
+
 def said_as_own(text: str, name: str) -> bool:
     """``name`` follows "my" somewhere in ``text`` ("my car keys").
 
@@ -90,14 +104,19 @@ def entity_key(name: str) -> str:
     """The key facts are filed under: case, articles, plural and modifier order removed.
 
     The head noun (last word) is kept last and singular; the words before it are
-    sorted, so "the Blue Umbrellas" and "umbrella, blue" are the same thing.
+    sorted, so "the Blue Umbrellas" and "umbrella, blue" are the same thing. A name that
+    ends in a qualifier after its noun, as software writes them, is read qualifier first.
 
     >>> entity_key('The Blue Umbrellas'), entity_key('big red cup') == entity_key('red big cup')
     ('blue umbrella', True)
+    >>> entity_key('thermostat hall'), entity_key('bottle_blue'), entity_key('kitchen hallway')
+    ('hall thermostat', 'blue bottle', 'kitchen hallway')
     """
     words = name_words(name)
     if not words:
         return ''
+    if len(words) > 1 and words[-1] in _TRAILING and words[0] not in _TRAILING:
+        words = [words[-1], *words[:-1]]  # "thermostat hall" is the hall thermostat
     return ' '.join([*sorted(words[:-1]), singular(words[-1])])
 
 

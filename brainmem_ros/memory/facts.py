@@ -37,6 +37,7 @@ from brainmem_ros.memory.entity_names import (
     names_match,
     referents,
     said_as_own,
+    shown_by,
     singular,
     speaker,
     text_words,
@@ -188,7 +189,8 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
     # "Dana: my phone is in my purse" is about Dana's phone, not Eli's (who has one too).
     owner = speaker(unit.text)
     for change in unit.state_changes:
-        thing = change.object
+        # What a display reads is its thing's state; where it is, is where the display is.
+        thing = change.object if change.attribute in PLACE_ATTRIBUTES else shown_by(change.object)
         thing = f"{owner}'s {thing}" if owner and said_as_own(unit.text, thing) else thing
         add(thing, change.attribute, change.after, 'text', unit.stamp)
         if change.before and change.attribute.strip().lower() in (LOCATION, HOLDER):
