@@ -305,6 +305,8 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a stack of letters on the corner of the desk', {StateChange('letter', 'location', '', 'desk')}),
     ('an open padlock dangling from the gate latch',
      {StateChange('padlock', 'state', '', 'open'), StateChange('padlock', 'location', '', 'gate latch')}),
+    # A person named by a noun holds what they hug or carry.
+    ('a little girl hugging a stuffed teddy bear', {StateChange('teddy bear', 'location', '', 'little girl')}),
     # What is draped over a thing rests on it.
     ('a jacket draped over a chair', {StateChange('jacket', 'location', '', 'chair')}),
     # Seeing changes nothing: what was seen is as it was named.

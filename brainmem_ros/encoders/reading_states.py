@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
+    NOUN_TYPES,
     switch_verbs,
     units,
 )
@@ -34,7 +35,7 @@ _GOAL_PREPS = frozenset({'to', 'into', 'onto'})
 # gripping it: the thing is held afterwards.
 _TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
 _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
-_HOLDING = frozenset({'hold', 'carry'})
+_HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
 
 
 class StateReading(SceneReading):
@@ -232,13 +233,14 @@ class StateReading(SceneReading):
             names[m.i] for m in movers)]
 
     def _holding(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
-        """"Ethan holding a bottle of wine", "Mia is carrying the laundry basket": a person who
-        holds or carries a thing has it, wherever the two are."""
+        """"Ethan holding a bottle of wine", "Mia is carrying the laundry basket", "a little girl
+        hugging a teddy bear": a person who holds or carries a thing has it, wherever the two are."""
         if self._verb_lemma(tok) not in _HOLDING or tok.tag_ not in {'VBG', 'VBZ', 'VBP', 'VBD'}:
             return []
         # The subject, or the name a participle is hung on in a caption ("Priya carrying ...").
         holders = [c for c in tok.children if c.dep_ == 'nsubj'] + ([tok.head] if tok.dep_ == 'acl' else [])
-        people = [c for c in holders if c.pos_ == 'PROPN' and c.i in names]
+        people = [c for c in holders if c.i in names and (
+            c.pos_ == 'PROPN' or NOUN_TYPES.get(c.lemma_.lower()) == 'person')]  # "a girl hugging a teddy"
         things = self._things([c for c in tok.children if c.dep_ == 'dobj'], names)
         return [StateChange(names[t.i], 'location', '', names[people[0].i]) for t in things] if people else []
 
