@@ -306,7 +306,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('an open padlock dangling from the gate latch',
      {StateChange('padlock', 'state', '', 'open'), StateChange('padlock', 'location', '', 'gate latch')}),
     # A person named by a noun holds what they hug or carry.
-    ('a little girl hugging a stuffed teddy bear', {StateChange('teddy bear', 'location', '', 'little girl')}),
+    ('a little girl hugging a stuffed teddy bear',
+     {StateChange('teddy bear', 'location', '', 'little girl')}),
+    # Left doing something somewhere: there.
+    ('I left the umbrella drying in the bathtub.', {StateChange('umbrella', 'location', '', 'bathtub')}),
     # What is draped over a thing rests on it.
     ('a jacket draped over a chair', {StateChange('jacket', 'location', '', 'chair')}),
     # Seeing changes nothing: what was seen is as it was named.

@@ -177,8 +177,10 @@ class StateReading(SceneReading):
         done = tok.tag_ in {'VBD', 'VBN'} or tok.i in self.as_verb or (
             tok.tag_ == 'VB' and self._inflected(tok))
         preps = [c for c in tok.children if c.dep_ in {'prep', 'dative'}]  # "gave the drill to Hannah"
-        preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'}
-                  for g in c.children if g.dep_ == 'prep']  # "next to", "close to"
+        # "next to", "close to"; "left the umbrella drying in the tub"
+        preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'} or (
+            c.dep_ == 'xcomp' and c.tag_ in {'VBG', 'VBN'} and not has_object(c))
+                  for g in c.children if g.dep_ == 'prep']
         if transitive:
             # "moved the keys to the drawer" with the phrase hung on the object (or on
             # the head of its name when the parser split it).
