@@ -35,6 +35,7 @@ _GOAL_PREPS = frozenset({'to', 'into', 'onto'})
 # gripping it: the thing is held afterwards.
 _TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
 _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
+_TRYING = frozenset({'try', 'attempt'})
 _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
 
 
@@ -114,9 +115,11 @@ class StateReading(SceneReading):
         return ''
 
     def _unreal(self, tok: Token) -> bool:
-        """A clause that states an intention, a possibility or a condition, not a change:
-        an infinitive ("to put"), a modal ("should move"), "if/before ...", an order ("Move
-        the cup to the sink")."""
+        """A clause that states an intention, a possibility, an attempt or a condition, not a
+        change: an infinitive ("to put"), a modal ("should move"), "tried putting", "if/before
+        ...", an order ("Move the cup to the sink")."""
+        if tok.dep_ == 'xcomp' and tok.head.lemma_.lower() in _TRYING:
+            return True  # "tried putting the cup on the shelf": whether it worked is not said
         return conditional(tok) or self._request(tok) or any(
             c.dep_ in {'aux', 'auxpass'} and c.i not in self.as_noun
             and (c.tag_ == 'MD' or (c.lower_ == 'to' and c.tag_ == 'TO')) for c in tok.children)
