@@ -55,6 +55,10 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     # Readings.
     ('heartbeat | batt=61% | speed=0.2', {('battery', 'level', '61 %')}),
     ('ward 5 temp 21.5 C, quiet', {('ward 5', 'temperature', '21.5 C')}),
+    # Home automation ids: the kind of device, then which one.
+    ('light.porch: off (timer)', {('porch light', 'power', 'off')}),
+    ('switch.kitchen_light: on', {('kitchen light', 'power', 'on')}),
+    ('binary_sensor.garage_door: closed', {('garage door', 'state', 'closed')}),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from brainmem_ros.encoders.lexicon import NOUN_TYPES
 from brainmem_ros.encoders.reading_base import HELD, PLACE_PREPS, POWER
 from brainmem_ros.encoders.record_fields import (
     ASIDE,
@@ -54,6 +55,7 @@ _QUOTED_PROSE = re.compile(r'"([^"]{8,})"')
 _TAGGED_PROSE = re.compile(r'^\s*([\w\[\]().,=<>-]+):\s+(.+)$')  # "VLM: ...", "vlm_diff(t0): ..."
 _ARROW = re.compile(r'\s*(?:->|=>|→)\s*')
 _CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
+_DOTTED = re.compile(r'^([a-z]+(?:_[a-z]+)*)\.([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$')  # "switch.kitchen_light"
 _READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
 _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 _CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?)$')
@@ -292,6 +294,10 @@ class RecordReader:
         call = _CALL.match(text)
         if call:
             text = call.group(1)
+        if dotted := _DOTTED.match(text):  # "light.porch" (the porch light), "lock.front_door"
+            kind, name = dotted.groups()
+            where = all(NOUN_TYPES.get(w, 'place') == 'place' for w in name.split('_'))
+            text = f'{name}_{kind}' if where and kind in self.nouns else name
         if not _NAME_CHARS.match(text):
             return ''
         words = [w.strip('\'"#.,') for w in text.replace('_', ' ').split()]
