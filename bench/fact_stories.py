@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 SPLITS: tuple[tuple[str, Path], ...] = (
     ('dev', REPO / 'test' / 'data' / 'fact_stories_dev.jsonl'),
     ('dev 2', REPO / 'test' / 'data' / 'fact_stories_dev2.jsonl'),
+    ('dev 3', REPO / 'test' / 'data' / 'fact_stories_dev3.jsonl'),
     ('hold-out', REPO / 'test' / 'data' / 'fact_stories_holdout.jsonl'),
 )
 T0 = 1_760_000_000.0
