@@ -22,7 +22,10 @@ THING_PRONOUNS = {'it': False, 'them': True, 'they': True, 'these': True, 'those
 # Nouns that count or group a thing ("a pile of towels", "a pair of scissors"): the thing
 # is what they count. A closed class of English.
 QUANTITIES = frozenset({'pile', 'stack', 'heap', 'bunch', 'pair', 'set', 'group', 'row', 'couple',
-                        'handful', 'lot', 'number', 'bundle', 'collection', 'load', 'few'})
+                        'handful', 'lot', 'number', 'bundle', 'collection', 'load', 'few',
+                        # measures: "two litres of milk" is milk
+                        'litre', 'liter', 'gallon', 'pint', 'kilo', 'kilogram', 'gram', 'pound',
+                        'ounce', 'dozen', 'piece', 'slice'})
 # Dependencies of a word that names the clause's participants, where an antecedent is sought
 # (and the object of a preposition that names no place: "asked for his newspaper").
 _ARGUMENTS = frozenset({'nsubj', 'nsubjpass', 'dobj', 'obj', 'appos', 'attr', 'pobj'})

@@ -78,7 +78,12 @@ class StateReading(SceneReading):
         names: dict[int, str] = {}
         own: dict[int, str] = {}
         self.heads = {}
+        # "Lucía: it's in my backpack": who speaks is no thing the utterance places.
+        tag = next((t.i for t in self.doc[1:3] if t.text == ':'), 0)
+        speaker = tag if all(t.is_title and t.is_alpha for t in self.doc[:tag]) else 0
         for start, end, head in self.entity_spans():
+            if end <= speaker:
+                continue
             name = normalise_name(' '.join(self._word(self.doc[i], i == head)
                                            for i in range(start, end)))
             if not name:
