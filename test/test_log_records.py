@@ -55,6 +55,9 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     # Readings.
     ('heartbeat | batt=61% | speed=0.2', {('battery', 'level', '61 %')}),
     ('ward 5 temp 21.5 C, quiet', {('ward 5', 'temperature', '21.5 C')}),
+    # Under a state key any word is the state; a device key names the thing.
+    ('ts=07:15 device=coffee_machine state=brewing', {('coffee machine', 'state', 'brewing')}),
+    ('status: batt 54%, mode=PATROL', {('battery', 'level', '54 %')}),
     # Home automation ids: the kind of device, then which one.
     ('light.porch: off (timer)', {('porch light', 'power', 'off')}),
     ('switch.kitchen_light: on', {('kitchen light', 'power', 'on')}),

@@ -120,7 +120,7 @@ class RecordReader:
                               if p and p != holder]
             elif key in STATE_KEYS:
                 # "status: batt 54%": a field of its own under a heading.
-                found += (self._state(holder, value) if holder else []) or self._pair(value)
+                found += (self._state(holder, value, keyed=True) if holder else []) or self._pair(value)
             elif key == 'from':
                 before = value
             elif key == 'to':
@@ -196,8 +196,9 @@ class RecordReader:
         thing = self.thing(key) if key not in ROLE_KEYS else ''
         return self._state(thing, value) if thing else []
 
-    def _state(self, thing: str, value: str) -> list[StateChange]:
-        """``thing`` is in the state ``value`` names (the last of "closed->open")."""
+    def _state(self, thing: str, value: str, *, keyed: bool = False) -> list[StateChange]:
+        """``thing`` is in the state ``value`` names (the last of "closed->open"); ``keyed``: any word
+        under a state key ("state=brewing"), else a state word."""
         words = _ARROW.split(ASIDE.sub(' ', value).strip())[-1].split()
         while words and CONFIDENCE.match(words[-1]):
             words.pop()  # "OPEN conf=0.88" (its key is gone), "closed 0.99"
@@ -206,7 +207,8 @@ class RecordReader:
         word = words[0].lower().strip('.!"\'')
         if word == HELD:
             return [StateChange(thing, 'location', '', HELD)]
-        if word not in self.states or word in _PROCESS_STATES:
+        if (word not in self.states and not (keyed and word.isalpha() and word not in ROLE_KEYS)) \
+                or word in _PROCESS_STATES:
             return []
         return [StateChange(thing, 'power' if word in POWER else 'state', '', word)]
 

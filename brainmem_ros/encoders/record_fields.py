@@ -30,10 +30,11 @@ _BRACKETED = re.compile(r'\(([^()]*)\)|\[([^\[\]]*)\]')
 _NUMERIC = re.compile(r'^[\d\s.,:;%+\-]*$')
 
 # Keys by the role of their value.
-THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'item', 'name', 'thing'})
+THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'item', 'name', 'thing', 'device', 'entity',
+                        'entity_id', 'subject'})
 PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
                          'zone', 'where', 'target'})
-STATE_KEYS = frozenset({'state', 'status', 'power'})
+STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction'})
 BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',
             'setpoint': 'setting'}
