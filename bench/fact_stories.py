@@ -33,6 +33,7 @@ SPLITS: tuple[tuple[str, Path], ...] = (
     ('dev 2', REPO / 'test' / 'data' / 'fact_stories_dev2.jsonl'),
     ('dev 3', REPO / 'test' / 'data' / 'fact_stories_dev3.jsonl'),
     ('hold-out', REPO / 'test' / 'data' / 'fact_stories_holdout.jsonl'),
+    ('hold-out 2', REPO / 'test' / 'data' / 'fact_stories_holdout2.jsonl'),
 )
 T0 = 1_760_000_000.0
 
