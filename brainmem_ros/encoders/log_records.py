@@ -44,6 +44,7 @@ from brainmem_ros.encoders.record_fields import (
     role_key,
     split_fields,
 )
+from brainmem_ros.encoders.record_merge import PROCESS_STATES
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 # Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a
@@ -60,16 +61,10 @@ _READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
 _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 _CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?)$')
 _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
-# A detection's confidence, whose number the parser might read as a level: bracketed after
-# the thing ("blender (87%)"), or a field of its own ("Conf: 93%").
-_BRACKETED_CONFIDENCE = re.compile(r'\((\d{1,3}(?:\.\d+)?\s?%|[01]?\.\d+)\)')
-_CONFIDENCE_FIELD = re.compile(r'\b(?:conf(?:idence)?|p|prob|score)\s*[:=]\s*([\d.]+\s?%?)', re.IGNORECASE)
 
 _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
                      r'failed|unknown|searching|looking)\b', re.IGNORECASE)
 
-# How a task or a subsystem is doing, not a thing's state: "sweep done", "cameras OK".
-_PROCESS_STATES = frozenset({'done', 'ok', 'fine', 'nominal'})
 
 # Fields within a field ("tag: thing: state") read at most this deep.
 _MAX_NESTING = 8
@@ -208,7 +203,7 @@ class RecordReader:
         if word == HELD:
             return [StateChange(thing, 'location', '', HELD)]
         if (word not in self.states and not (keyed and word.isalpha() and word not in ROLE_KEYS)) \
-                or word in _PROCESS_STATES:
+                or word in PROCESS_STATES:
             return []
         return [StateChange(thing, 'power' if word in POWER else 'state', '', word)]
 
@@ -356,45 +351,8 @@ class RecordReader:
         return word
 
 
-# A name as the parser may wrongly make one of a record ("vlm diff(prev = t0", "| room temp").
-_CLEAN_NAME = re.compile(r"^[\w' -]+$")
-_MARKS = re.compile(r'[|={}<>\[\]]')
-
-
-def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...]) -> tuple[StateChange, ...]:
-    """The record's changes and the parser's that say something else.
-
-    A parser change is dropped when the record gives the same thing's same attribute, or
-    gives its value to another thing (one "OPEN" in the line is one thing's state), when
-    its thing's name or its value holds a record's punctuation, when it reads a confidence as a level
-    ("Conf: 93%", "blender (87%)"), or a task's progress as a thing's state ("sweep done")
-    in a record. The last change of a thing's attribute wins.
-    """
-    said = {(c.object, c.attribute) for c in records}
-    values = {(c.attribute, c.after) for c in records}
-    # A bracketed number after a thing the record reports is its detection's confidence
-    # ("blender (87%) beside the toaster"); after another ("Battery low (15%)"), a level.
-    confidences = _as_readings(_CONFIDENCE_FIELD.findall(text))
-    detected = _as_readings(_BRACKETED_CONFIDENCE.findall(text))
-    things = {c.object for c in records}
-    kept = [c for c in parsed if (c.object, c.attribute) not in said and (c.attribute, c.after) not in values
-            and _CLEAN_NAME.match(c.object) and not _MARKS.search(c.after)
-            and not (records and c.after in _PROCESS_STATES)
-            and not (c.attribute == 'level' and (
-                c.after in confidences or (c.after in detected and c.object in things)))]
-    out: dict[tuple[str, str], StateChange] = {}
-    for change in [*kept, *records]:
-        out.pop((change.object, change.attribute), None)
-        out[(change.object, change.attribute)] = change
-    return tuple(out.values())
-
-
 def _identifier(text: str) -> bool:
     """A software identifier ("watering_can", "front_porch"): words joined by underscores."""
     text = text.strip()
     return '_' in text and ' ' not in text
 
-
-def _as_readings(numbers: list[str]) -> set[str]:
-    """Numbers as the parser writes readings ("93%" -> "93 %")."""
-    return {' '.join(n.replace('%', ' %').split()) for n in numbers}

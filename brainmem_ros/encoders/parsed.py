@@ -26,9 +26,10 @@ from brainmem_ros.encoders.lexicon import (
     stopwords,
 )
 from brainmem_ros.encoders.log_commands import commanded
-from brainmem_ros.encoders.log_records import RecordReader, merged
+from brainmem_ros.encoders.log_records import RecordReader
 from brainmem_ros.encoders.reading_base import CAMEL, CAMEL_PART, HELD, log_prefix, repairs, verb_base
 from brainmem_ros.encoders.reading_states import StateReading
+from brainmem_ros.encoders.record_merge import merged
 from brainmem_ros.errors import ModelError
 from brainmem_ros.memory.types import Extraction, normalise_name
 
