@@ -66,6 +66,10 @@ _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|mi
                      r'failed|unknown|searching|looking)\b', re.IGNORECASE)
 
 
+# A task's outcome that says it did not happen, or not yet, under a key of outcomes.
+_OUTCOME_KEYS = frozenset({'status', 'result', 'outcome'})
+_UNDONE = frozenset({'queued', 'pending', 'scheduled', 'planned', 'waiting', 'aborted', 'cancelled',
+                     'canceled', 'failed', 'failure', 'error', 'timeout', 'timed_out', 'rejected', 'skipped'})
 # Fields within a field ("tag: thing: state") read at most this deep.
 _MAX_NESTING = 8
 # Words between a thing and its state in a telegraphic line: the state holds.
@@ -97,10 +101,12 @@ class RecordReader:
         """The state changes the record fields of ``text`` state (none for prose)."""
         if not _RECORD.search(text):
             return []
+        keyed = [(role_key(k) if k is not None else None, v) for k, v in split_fields(text)]
+        if any(k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE for k, v in keyed):
+            return []  # "fetch item=dog_lead to=hall status=ABORTED": the task did not happen (yet)
         # A field that denies or doubts ("no cup", "rejected: cat (0.18)", "expected CLOSED")
         # states nothing.
-        fields = [(role_key(k) if k is not None else None, v) for k, v in split_fields(text)
-                  if not _DENIED.search(v)]
+        fields = [(k, v) for k, v in keyed if not _DENIED.search(v)]
         subject, found = self._subject(fields)
         relation = next((v.replace('_', ' ').lower() for k, v in fields if k in {'rel', 'relation'}), '')
         before = ''

@@ -16,7 +16,8 @@ _BRACKETED_CONFIDENCE = re.compile(r'\((\d{1,3}(?:\.\d+)?\s?%|[01]?\.\d+)\)')
 _CONFIDENCE_FIELD = re.compile(r'\b(?:conf(?:idence)?|p|prob|score)\s*[:=]\s*([\d.]+\s?%?)', re.IGNORECASE)
 # How a task or a subsystem is doing, not a thing's state: "sweep done", "cameras OK",
 # "status=SUCCESS" of a task.
-PROCESS_STATES = frozenset({'done', 'ok', 'fine', 'nominal'})
+PROCESS_STATES = frozenset({'done', 'ok', 'fine', 'nominal', 'success', 'succeeded', 'successful',
+                            'completed', 'complete', 'finished'})
 
 # A name as the parser may wrongly make one of a record ("vlm diff(prev = t0", "| room temp").
 _CLEAN_NAME = re.compile(r"^[\w' -]+$")
