@@ -211,6 +211,8 @@ def test_only_the_asking_clause_of_a_question_states_nothing(x: SpacyExtractor) 
     # Told in sequence, one change: from the first place to the last ("Took" is tagged VB).
     ('Took the book out of the box and put it on the shelf.',
      {StateChange('book', 'location', 'box', 'shelf')}),
+    ('I found the grey laptop charger under the sofa and put it on the bookshelf.',
+     {StateChange('grey laptop charger', 'location', 'sofa', 'bookshelf')}),
     # Taken somewhere unnamed: there, not held.
     ('Moved the plant from the balcony inside.', {StateChange('plant', 'location', 'balcony', 'inside')}),
     ('Brought the laundry basket upstairs.', {StateChange('laundry basket', 'location', '', 'upstairs')}),

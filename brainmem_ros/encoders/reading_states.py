@@ -192,7 +192,9 @@ class StateReading(SceneReading):
         if transitive:
             # "moved the keys to the drawer" with the phrase hung on the object (or on
             # the head of its name when the parser split it).
-            hangers = dict.fromkeys(t for m in movers if m.dep_ == 'dobj'
+            # (Only the verb's own object: a pronoun's antecedent in another clause keeps its
+            # phrases, "found the charger under the sofa and put it on the shelf".)
+            hangers = dict.fromkeys(t for m in movers if m.dep_ == 'dobj' and m.head.i == tok.i
                                     for t in (m, self.doc[self.heads.get(m.i, m.i)]))
             preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
         preps += [g for g in self._onward(preps, names) if g not in preps]
