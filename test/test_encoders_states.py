@@ -313,6 +313,13 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('teddy bear', 'location', '', 'little girl')}),
     # Left doing something somewhere: there.
     ('I left the umbrella drying in the bathtub.', {StateChange('umbrella', 'location', '', 'bathtub')}),
+    # The other things of a scene: after a comma, where their own phrase says; what a thing is
+    # "with", in it, in the state the words before it name.
+    ('a dark television screen in an empty living room, a remote control on the coffee table',
+     {StateChange('remote control', 'location', '', 'coffee table')}),
+    ('a laundry basket with a blue towel', {StateChange('blue towel', 'location', '', 'laundry basket')}),
+    ('a bedroom with open curtains', {StateChange('curtain', 'location', '', 'bedroom'),
+                                      StateChange('curtain', 'state', '', 'open')}),
     # What is draped over a thing rests on it.
     ('a jacket draped over a chair', {StateChange('jacket', 'location', '', 'chair')}),
     # Seeing changes nothing: what was seen is as it was named.
@@ -331,6 +338,7 @@ def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateC
     'a painting of a sailboat on the living room wall',  # the sailboat is painted, not there
     'a framed photo of two dogs lying on a beach',
     'a cat jumping over the fence',           # a way across, not a resting place
+    'a blurry image of a hallway with light coming through a window',
     'Find the empty mug.',                    # an order to look, not a sighting
     'I did not see the broken vase.',
 ])

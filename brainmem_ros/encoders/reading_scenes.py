@@ -69,13 +69,38 @@ class SceneReading(MentionReading):
             elif root.pos_ not in {'NOUN', 'PROPN'} or root.i not in names or self._asked(root) \
                     or any(c.dep_ == 'det' and c.lower_ == 'no' for c in root.children) \
                     or self.depicted(root):
+                if root.pos_ in {'NOUN', 'PROPN'} and not self._asked(root) and not self.depicted(root):
+                    found += self._scene_items(root, names)  # "a dark screen, a remote on the table"
                 continue  # a sentence with a verb of its own, or "no cars on the street"
             else:
                 things = self._things([root], names)
                 found += self._resting(things, [root, *things], names)
+                found += self._scene_items(root, names)
             found += self._described(things, names)
         seen = [t for t in self.doc if t.dep_ == 'dobj' and t.i in names and self._seen(t.head)]
         return found + self._described(self._things(seen, names), names)
+
+    def _scene_items(self, root: Token, names: dict[int, str]) -> list[StateChange]:
+        """The other things a caption shows beside its first: a phrase after a comma ("..., a
+        remote control on the coffee table"), where its own resting phrase says; what the
+        thing is "with" ("a laundry basket with a blue towel"), there unless its own phrase
+        says otherwise ("a bedroom with a backpack on the chair"). Each in the state the
+        words before it name ("a bedroom with open curtains")."""
+        found: list[StateChange] = []
+        listed = [c for c in root.children if c.dep_ == 'appos' and c.i in names
+                  and c.left_edge.i > 0 and self.doc[c.left_edge.i - 1].text == ',']
+        for item in listed:
+            shown = self._things([item], names)
+            found += self._resting(shown, [item], names) + self._described(shown, names)
+        showing = root.lemma_.lower() in _DEPICTIONS  # "an image of a hallway with light ...": not in it
+        for prep in (c for c in root.children if c.dep_ == 'prep' and c.lower_ == 'with'
+                     and root.i in names and not showing):
+            held = [h for h in self._things([o for o in prep.children if o.dep_ == 'pobj'], names)
+                    if names[h.i] != names[root.i]]
+            found += self._resting(held, held, names) or [
+                StateChange(names[h.i], 'location', '', names[root.i]) for h in held]
+            found += self._described(held, names)
+        return found
 
     def _described(self, things: list[Token], names: dict[int, str]) -> list[StateChange]:
         """The state an adjective before each of ``things`` names ("an open dishwasher")."""
