@@ -480,3 +480,13 @@ def test_software_names_and_displays_file_under_the_thing(mem: BrainMem) -> None
     # What its display reads is the heater's.
     mem.store('the garage heater display reads 15 degrees', stamp=T0 + H)
     assert mem.state_of('garage heater', attribute='setting')[0].value == '15 degrees'
+
+
+def test_a_named_owners_thing_is_kept_apart(mem: BrainMem) -> None:
+    mem.store("I put Nora's kazoo in the toy chest.", stamp=T0)
+    mem.store("I put Omar's kazoo on the piano.", stamp=T0 + H)
+    assert mem.state_of("Nora's kazoo", attribute='location')[0].value == 'toy chest'
+    assert mem.state_of("omar's kazoo", attribute='location')[0].value == 'piano'
+    # "It's" owns nothing.
+    mem.store("It's ukulele time, so I put the ukulele on the sofa.", stamp=T0)
+    assert mem.state_of('ukulele', attribute='location')[0].value == 'sofa'

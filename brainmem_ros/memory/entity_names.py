@@ -29,6 +29,9 @@ _DISPLAYS = word_list('fact_words.txt', 'displays')
 # "Note: ..." opens a message without naming who speaks.
 _MESSAGE_TAGS = word_list('fact_words.txt', 'message tags')
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_RAW_WORD = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:'[A-Za-z]+)?")
+# Words before "'s" that own nothing: "It's", "That's", "Here's".
+_NOT_OWNERS = frozenset({'it', 'that', 'this', 'there', 'here', 'what', 'who', 'where', 'he', 'she', 'let'})
 # A speaker's name opening a transcribed utterance: "Priya: I moved my keys".
 _SPEAKER = re.compile(r'^\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?):\s')
 
@@ -89,15 +92,25 @@ def shown_by(name: str) -> str:
     return ' '.join(words[:-1]) if len(words) > 1 and singular(words[-1]) in _DISPLAYS else name
 
 
-def said_as_own(text: str, name: str) -> bool:
-    """``name`` follows "my" somewhere in ``text`` ("my car keys").
+def owner_of(text: str, name: str, speaker: str = '') -> str:
+    """Whose the thing ``name`` is, as ``text`` says it: the speaker's for "my X", Emma's for
+    "Emma's X" (a capitalised name); '' when the text names no owner.
 
-    >>> said_as_own("Eli: my phone's on the couch", 'phone')
-    True
+    >>> owner_of("Eli: my phone's on the couch", 'phone', 'eli'), owner_of("I filled Emma's bottle", 'bottle')
+    ('eli', 'emma')
     """
-    words, target = [w.removesuffix("'s") for w in text_words(text)], name_words(name)
-    return any(words[i - 1] == 'my' and find_name(words[i:i + len(target)], target) is not None
-               for i in range(1, len(words)))
+    raw: list[str] = _RAW_WORD.findall(text.replace("\u2019", "'"))
+    words, target = [w.lower().removesuffix("'s") for w in raw], name_words(name)
+    for i in range(1, len(words)):
+        if find_name(words[i:i + len(target)], target) is None:
+            continue
+        before = raw[i - 1]
+        if before.lower() == 'my' and speaker:
+            return speaker
+        owner = before.removesuffix("'s")
+        if owner != before and owner[:1].isupper() and owner.isalpha() and owner.lower() not in _NOT_OWNERS:
+            return owner.lower()
+    return ''
 
 
 def entity_key(name: str) -> str:

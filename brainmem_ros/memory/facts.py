@@ -35,8 +35,8 @@ from brainmem_ros.memory.entity_names import (
     find_name,
     name_words,
     names_match,
+    owner_of,
     referents,
-    said_as_own,
     shown_by,
     singular,
     speaker,
@@ -186,12 +186,13 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
         claims.append(Claim(name, attr, val, stamp, unit.id, source, CONFIDENCE[source], unit.pose))
         stated.add((entity_key(name), attr))
 
-    # "Dana: my phone is in my purse" is about Dana's phone, not Eli's (who has one too).
+    # "Dana: my phone is in my purse" is about Dana's phone, not Eli's (who has one too);
+    # "I filled Emma's bottle" about Emma's.
     owner = speaker(unit.text)
     for change in unit.state_changes:
         # What a display reads is its thing's state; where it is, is where the display is.
         thing = change.object if change.attribute in PLACE_ATTRIBUTES else shown_by(change.object)
-        thing = f"{owner}'s {thing}" if owner and said_as_own(unit.text, thing) else thing
+        thing = f"{whose}'s {thing}" if (whose := owner_of(unit.text, thing, owner)) else thing
         add(thing, change.attribute, change.after, 'text', unit.stamp)
         if change.before and change.attribute.strip().lower() in (LOCATION, HOLDER):
             add(thing, change.attribute, change.before, 'before', unit.stamp - BEFORE_OFFSET_S)
