@@ -23,6 +23,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[StateChange]:
     ('Closed the garage door.', StateChange('garage door', 'state', '', 'closed')),
     ('Loaded the dishwasher.', StateChange('dishwasher', 'state', '', 'loaded')),
     ('Anna locked the back door.', StateChange('back door', 'state', '', 'locked')),
+    # Being done as it is said.
+    ("I'm closing the garage door now.", StateChange('garage door', 'state', '', 'closed')),
     ('Unloaded the dishwasher with care.', StateChange('dishwasher', 'state', '', 'unloaded')),
     # The verb is made from the state adjective.
     ('Opened the fridge.', StateChange('fridge', 'state', '', 'open')),
@@ -191,6 +193,7 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'If the stove is hot, wait.',
     'Could you hold the door open for the delivery man?',
     'I tried putting the cup on the shelf.',  # an attempt: whether it worked is not said
+    "I'm opening the window later.",          # a plan
 ])
 def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

@@ -36,6 +36,8 @@ _GOAL_PREPS = frozenset({'to', 'into', 'onto'})
 _TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
 _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
 _TRYING = frozenset({'try', 'attempt'})
+# Words of a time to come: "I'm opening it later" is a plan.
+_LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
 _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
 
 
@@ -148,7 +150,7 @@ class StateReading(SceneReading):
             # "is plugged in but switched off": a passive's subject, shared by its joined verbs.
             passive = tok.head if tok.dep_ == 'conj' else tok
             objects = self._things([c for c in passive.children if c.dep_ == 'nsubjpass'], names)
-        if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB'):
+        if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB' and not self._doing(tok)):
             return []
         lemma, word = self._verb_lemma(tok), tok.lower_
         particle = next((c.lower_ for c in particles), '')
@@ -158,11 +160,22 @@ class StateReading(SceneReading):
             attribute, value = 'power', particle
         elif lemma in self.states and (word.endswith('ed') or word not in self.states):
             attribute, value = 'state', lemma
+        elif tok.tag_ == 'VBG' and (done := next((f for f in (lemma + 'd', lemma + 'ed')
+                                                  if f in self.states), '')):
+            attribute, value = 'state', done  # "closing the door": closed
         elif word in self.states and word not in POWER:
             attribute, value = 'state', word
         else:
             return []
         return [StateChange(names[o.i], attribute, '', value) for o in objects]
+
+    @staticmethod
+    def _doing(tok: Token) -> bool:
+        """``tok`` is being done as it is said ("I'm opening the window": open from now on),
+        not planned ("I'm opening it later")."""
+        now = any(c.dep_ == 'aux' and c.lemma_.lower() == 'be' and c.tag_ in {'VBP', 'VBZ'}
+                  for c in tok.children)
+        return tok.tag_ == 'VBG' and now and not any(c.lower_ in _LATER for c in tok.subtree)
 
     def _placement(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"moved X from A to B", "X is on Y", "hung X on Y", "X is leaning against Y":
