@@ -58,6 +58,11 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     # Under a state key any word is the state; a device key names the thing.
     ('ts=07:15 device=coffee_machine state=brewing', {('coffee machine', 'state', 'brewing')}),
     ('status: batt 54%, mode=PATROL', {('battery', 'level', '54 %')}),
+    # More keys of places and states; an identifier's first word is part of its name.
+    ('[det] cam_kitchen obj=thermos conf=0.91 region=counter_left', {('thermos', 'location', 'counter left')}),
+    ('manip: place OK obj=step_stool dst=pantry', {('step stool', 'location', 'pantry')}),
+    ('state_changed entity_id=cover.patio_blind old_state=open new_state=closed',
+     {('patio blind', 'state', 'closed')}),
     # Home automation ids: the kind of device, then which one.
     ('light.porch: off (timer)', {('porch light', 'power', 'off')}),
     ('switch.kitchen_light: on', {('kitchen light', 'power', 'on')}),
@@ -78,6 +83,7 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     'TASK#413 fetch item=dog_lead to=hall status=ABORTED reason=path_blocked',
     'TASK#419 tidy item=dog_lead to=coat_hooks status=QUEUED',
     'TASK#416 close item=back_door status=SUCCESS duration=22s',
+    'perception: search obj=step_stool area=kitchen result=NOT_FOUND',
 ])
 def test_records_that_state_no_change(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

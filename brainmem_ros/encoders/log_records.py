@@ -69,7 +69,8 @@ _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|mi
 # A task's outcome that says it did not happen, or not yet, under a key of outcomes.
 _OUTCOME_KEYS = frozenset({'status', 'result', 'outcome'})
 _UNDONE = frozenset({'queued', 'pending', 'scheduled', 'planned', 'waiting', 'aborted', 'cancelled',
-                     'canceled', 'failed', 'failure', 'error', 'timeout', 'timed_out', 'rejected', 'skipped'})
+                     'canceled', 'failed', 'failure', 'error', 'timeout', 'timed_out', 'rejected', 'skipped',
+                     'not_found', 'notfound', 'missing'})
 # Fields within a field ("tag: thing: state") read at most this deep.
 _MAX_NESTING = 8
 # Words between a thing and its state in a telegraphic line: the state holds.
@@ -299,7 +300,7 @@ class RecordReader:
             text = call.group(1)
         if dotted := _DOTTED.match(text):  # "light.porch" (the porch light), "lock.front_door"
             kind, name = dotted.groups()
-            where = all(NOUN_TYPES.get(w, 'place') == 'place' for w in name.split('_'))
+            where = all(NOUN_TYPES.get(w) == 'place' for w in name.split('_'))
             text = f'{name}_{kind}' if where and kind in self.nouns else name
         if not _NAME_CHARS.match(text):
             return ''
@@ -307,8 +308,8 @@ class RecordReader:
         words = [w for w in words if w]
         while words and CONFIDENCE.match(words[-1]):
             words.pop()
-        while words and ((words[0].lower() in self.stop and words[0].lower() in self.nouns)
-                         or words[0].isdigit()):
+        while words and ((words[0].lower() in self.stop and words[0].lower() in self.nouns
+                          and not _identifier(text)) or words[0].isdigit()):
             words.pop(0)  # "object 'kettle'": a vague noun before the name; "4 glasses": a count
         if not words or len(words) > 4 or not all(w.isalpha() or _CODE.match(w) for w in words):
             return ''

@@ -33,8 +33,8 @@ _NUMERIC = re.compile(r'^[\d\s.,:;%+\-]*$')
 THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'item', 'name', 'thing', 'device', 'entity',
                         'entity_id', 'subject'})
 PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
-                         'zone', 'where', 'target'})
-STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction'})
+                         'zone', 'where', 'target', 'region', 'dst', 'dest', 'destination'})
+STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction', 'new_state'})
 BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',
             'setpoint': 'setting'}
