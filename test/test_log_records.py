@@ -59,7 +59,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('ts=07:15 device=coffee_machine state=brewing', {('coffee machine', 'state', 'brewing')}),
     ('status: batt 54%, mode=PATROL', {('battery', 'level', '54 %')}),
     # More keys of places and states; an identifier's first word is part of its name.
-    ('[det] cam_kitchen obj=thermos conf=0.91 region=counter_left', {('thermos', 'location', 'counter left')}),
+    ('[det] cam_kitchen obj=thermos conf=0.91 region=counter_left',
+     {('thermos', 'location', 'counter left')}),
     ('manip: place OK obj=step_stool dst=pantry', {('step stool', 'location', 'pantry')}),
     ('state_changed entity_id=cover.patio_blind old_state=open new_state=closed',
      {('patio blind', 'state', 'closed')}),
