@@ -64,6 +64,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('manip: place OK obj=step_stool dst=pantry', {('step stool', 'location', 'pantry')}),
     ('state_changed entity_id=cover.patio_blind old_state=open new_state=closed',
      {('patio blind', 'state', 'closed')}),
+    # Fields split by semicolons; a lone state word is the thing's.
+    ('18:10:05;contact.freezer_door;open', {('freezer door', 'state', 'open')}),
     # Home automation ids: the kind of device, then which one.
     ('light.porch: off (timer)', {('porch light', 'power', 'off')}),
     ('switch.kitchen_light: on', {('kitchen light', 'power', 'on')}),

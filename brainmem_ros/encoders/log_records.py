@@ -50,7 +50,7 @@ from brainmem_ros.memory.types import StateChange, normalise_name
 # Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a
 # bracket, a word in capitals or a measure's key before its number ("temp 21 C"). Prose
 # has none of them.
-_RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\b[A-Z]{2,}\b|'
+_RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\w;\w|\b[A-Z]{2,}\b|'
                      r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)')
 _QUOTED_PROSE = re.compile(r'"([^"]{8,})"')
 _TAGGED_PROSE = re.compile(r'^\s*([\w\[\]().,=<>-]+):\s+(.+)$')  # "VLM: ...", "vlm_diff(t0): ..."
@@ -114,8 +114,10 @@ class RecordReader:
         for i, (key, value) in enumerate(fields):
             holder = self._holder(fields, i) or subject
             if key is None:
-                found += self._pair(value) if not (holder and self._place_field(value)) else [
-                    StateChange(holder, 'location', '', self.place(value))]
+                # A lone state word in a field of its own is the subject's ("freezer_door;open").
+                lone = self._state(holder, value) if holder and len(value.split()) == 1 else []
+                found += lone or (self._pair(value) if not (holder and self._place_field(value)) else [
+                    StateChange(holder, 'location', '', self.place(value))])
             elif key in PLACE_KEYS:
                 if holder and (key != 'target' or relation in _PLACE_RELATIONS):
                     found += [StateChange(holder, 'location', '', p) for p in [self.place(value, keyed=True)]
