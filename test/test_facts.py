@@ -490,3 +490,9 @@ def test_a_named_owners_thing_is_kept_apart(mem: BrainMem) -> None:
     # "It's" owns nothing.
     mem.store("It's ukulele time, so I put the ukulele on the sofa.", stamp=T0)
     assert mem.state_of('ukulele', attribute='location')[0].value == 'sofa'
+
+
+def test_what_a_container_holds_is_where_it_is(mem: BrainMem) -> None:
+    mem.store('a jar of marbles on the hallway bench', stamp=T0)
+    assert mem.state_of('marbles', attribute='location')[0].value == 'hallway bench'
+    assert mem.state_of('jar', attribute='location')[0].value == 'hallway bench'

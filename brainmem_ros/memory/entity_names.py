@@ -113,6 +113,24 @@ def owner_of(text: str, name: str, speaker: str = '') -> str:
     return ''
 
 
+def contents(text: str, name: str, candidates: Sequence[str]) -> list[str]:
+    """The ``candidates`` that ``text`` says ``name`` holds: "a bowl of grapes", "the box of
+    old cables" (wherever the bowl is, the grapes are).
+
+    >>> contents('a bowl of grapes on the counter', 'bowl', ['grape', 'counter'])
+    ['grape']
+    """
+    words, target = text_words(text), name_words(name)
+    found = find_name(words, target)
+    if found is None or found[1] >= len(words) or words[found[1]] != 'of':
+        return []
+    rest = words[found[1] + 1:]
+    while rest and rest[0] in DETERMINERS:
+        rest = rest[1:]
+    return [c for c in candidates if c != name and (f := find_name(rest, name_words(c))) is not None
+            and f[0] <= 1]
+
+
 def entity_key(name: str) -> str:
     """The key facts are filed under: case, articles, plural and modifier order removed.
 

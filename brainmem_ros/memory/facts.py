@@ -31,6 +31,7 @@ from typing import Protocol
 
 from brainmem_ros.memory.entity_names import (
     DETERMINERS,
+    contents,
     entity_key,
     find_name,
     name_words,
@@ -194,7 +195,11 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
         thing = change.object if change.attribute in PLACE_ATTRIBUTES else shown_by(change.object)
         thing = f"{whose}'s {thing}" if (whose := owner_of(unit.text, thing, owner)) else thing
         add(thing, change.attribute, change.after, 'text', unit.stamp)
-        if change.before and change.attribute.strip().lower() in (LOCATION, HOLDER):
+        placed = change.attribute.strip().lower() in (LOCATION, HOLDER)
+        things = [e.name for e in unit.entities if e.type != 'place'] if placed else []
+        for held in contents(unit.text, change.object, things):  # "a bowl of grapes": the grapes too
+            add(held, change.attribute, change.after, 'text', unit.stamp)
+        if change.before and placed:
             add(thing, change.attribute, change.before, 'before', unit.stamp - BEFORE_OFFSET_S)
             left.add(entity_key(change.before))
     for entity in unit.entities:
