@@ -55,3 +55,15 @@ def test_referents_shorter_names_and_their_siblings() -> None:
     assert referents('black tv remote', ['remote', 'tv remote', 'black tv remote']) == [
         'black tv remote', 'remote', 'tv remote']
     assert referents('big blue remote', ['blue remote', 'red remote']) == ['blue remote']
+
+
+def test_a_name_no_key_matches_finds_the_closest_of_its_head() -> None:
+    from brainmem_ros.memory.entity_names import referents
+    # The only vase known, however it was described.
+    assert referents('the tulip vase', ['glass vase', 'tulip']) == ['glass vase']
+    # The helmet sharing the most words, beside another.
+    assert referents('red bike helmet', ['red bicycle helmet', 'black bicycle helmet']) == [
+        'red bicycle helmet']
+    # A colour that contradicts, or a tie: nothing.
+    assert referents('red cup', ['blue cup']) == []
+    assert referents('tall lamp', ['desk lamp', 'floor lamp']) == []

@@ -190,4 +190,28 @@ def referents(query: str, keys: Sequence[str]) -> list[str]:
     matched = {k for k in key_words if names_match(query, k)}
     general = [k for k, kw in key_words.items() if k not in matched and head in kw and kw < words]
     others = [ow for o, ow in key_words.items() if o not in matched and o not in general]
-    return sorted(matched | {k for k in general if not any(key_words[k] < ow for ow in others)})
+    found = matched | {k for k in general if not any(key_words[k] < ow for ow in others)}
+    return sorted(found) if found else closest(words, head, key_words)
+
+
+def closest(words: set[str], head: str, key_words: dict[str, set[str]]) -> list[str]:
+    """The one key of the same head noun a name describes otherwise ("the tulip vase" for the
+    only vase known, "glass vase"; "red bike helmet" for "red bicycle helmet" beside a black
+    one): the key sharing the most of its other words, when one does and no colour, material,
+    room or side of the name contradicts it. For a name no key matches by its words.
+
+    >>> closest({'tulip', 'vase'}, 'vase', {'glass vase': {'glass', 'vase'}})
+    ['glass vase']
+    >>> closest({'red', 'cup'}, 'cup', {'blue cup': {'blue', 'cup'}})
+    []
+    """
+    same = {k: kw - {head} for k, kw in key_words.items() if k.split()[-1] == head}
+    qualifiers = (words - {head}) & _TRAILING
+    # "red cup" is not the blue cup: qualifiers of both, none shared.
+    fitting = {k: len(kw & words) for k, kw in same.items()
+               if not (qualifiers and kw & _TRAILING and not kw & qualifiers)}
+    if not fitting:
+        return []
+    best = max(fitting.values())
+    top = [k for k, n in fitting.items() if n == best]
+    return top if len(top) == 1 and (best > 0 or len(same) == 1) else []
