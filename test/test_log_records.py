@@ -151,6 +151,7 @@ def test_a_speakers_line_is_parsed_once() -> None:
     ('job fetch(umbrella) done', {('umbrella', 'location', HELD)}),
     ('job place(umbrella, hall_stand) success', {('umbrella', 'location', 'hall stand')}),
     ('plant_pot.loc = windowsill', {('plant pot', 'location', 'windowsill')}),
+    ('task handover(wallet, Sam) ok', {('wallet', 'location', 'sam')}),  # handed over: Sam has it
     ('[vision] laptop_grey 0.84 @ sofa_arm | mug 0.77 @ side_table',
      {('laptop grey', 'location', 'sofa arm'), ('mug', 'location', 'side table')}),
     # A tag before key=value fields names their thing.

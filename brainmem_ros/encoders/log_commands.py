@@ -41,6 +41,8 @@ _TAKING = frozenset({'pick', 'picked', 'grasp', 'grasped', 'grab', 'grabbed', 't
 _FAILED = re.compile(r'\b(?:fail(?:ed|ure)?|error|abort(?:ed)?|timeout|retry|not|no|cannot|unable|rejected|'
                      r'discarded|ignored|cancel(?:l?ed)?|scheduled|planned|pending|queued)\b', re.IGNORECASE)
 _ARROW = re.compile(r'\s*(?:->|=>|→|\s@\s)\s*')
+# Verbs of handing a thing to someone: the second argument is who has it ("handover(wallet, Sam)").
+_GIVING = frozenset({'handover', 'hand', 'handed', 'give', 'gave', 'given'})
 _BRINGING = frozenset({'bring', 'brought', 'carry', 'carried', 'fetch', 'take', 'took', 'transport'})
 # Marks of an action log line beyond an arrow: several steps, a call, an attribute path.
 _MARKED = re.compile(r'[;|]|\w\([^()]*\)|^\s*\w+\.\w+\s*[:=]|^\s*\[\w+\]')
@@ -111,6 +113,9 @@ def _called(reader: RecordReader, step: str) -> list[StateChange] | None:
     thing = reader.thing(args[0]) if args else ''
     if thing and verb in _TAKING and len(args) == 1:
         return [StateChange(thing, 'location', '', HELD)]
+    person = args[-1].rsplit(':', 1)[-1].strip() if len(args) >= 2 else ''  # "person:emma", "Sam"
+    if thing and verb in _GIVING and person.isalpha():
+        return [StateChange(thing, 'location', '', person.lower())]
     place = reader.place(args[-1], keyed=True) if len(args) >= 2 else ''
     if thing and place and verb in _PUTTING | _BRINGING:
         return [StateChange(thing, 'location', '', place)]
