@@ -3,7 +3,9 @@
 ``test/data/fact_stories_dev.jsonl`` / ``fact_stories_holdout.jsonl``: 30 stories each,
 written from a brief by a writer who did not read or run the code (objects that move,
 states that change, two similar things, a thing handed between people, plans and
-negations that state nothing), split by their writer before any result was read. Each
+negations that state nothing), split by their writer before any result was read. ``dev2``
+(40 stories) and ``dev3`` (40) were written the same way and their errors read;
+``holdout2`` (40) too, and is read only through its scores. Each
 story is stored observation by observation into a fresh memory (the default extractor,
 no LLM); each question asks :meth:`BrainMem.state_of` and takes the first fact that holds
 (at ``as_of`` when given) of the kind asked: a place or holder for "where", any other
