@@ -496,3 +496,10 @@ def test_what_a_container_holds_is_where_it_is(mem: BrainMem) -> None:
     mem.store('a jar of marbles on the hallway bench', stamp=T0)
     assert mem.state_of('marbles', attribute='location')[0].value == 'hallway bench'
     assert mem.state_of('jar', attribute='location')[0].value == 'hallway bench'
+
+
+def test_other_names_of_the_same_thing(mem: BrainMem) -> None:
+    mem.store('an open refrigerator in a bright kitchen', stamp=T0)
+    mem.store('I put the parcel on the porch bench.', stamp=T0)
+    assert mem.state_of('the fridge', attribute='state')[0].value == 'open'
+    assert mem.state_of('package', attribute='location')[0].value == 'porch bench'

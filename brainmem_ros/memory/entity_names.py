@@ -131,6 +131,33 @@ def contents(text: str, name: str, candidates: Sequence[str]) -> list[str]:
             and f[0] <= 1]
 
 
+def _same_things() -> dict[tuple[str, ...], list[tuple[str, ...]]]:
+    """Each name of ``fact_words.txt``'s "same things" (singular words) -> the group's others."""
+    groups = [[tuple(singular(w) for w in n.split()) for n in line.split('|')]
+              for line in word_list('fact_words.txt', 'same things')]
+    return {name: [o for o in group if o != name] for group in groups for name in group}
+
+
+# Names of one thing ("fridge | refrigerator").
+_SAME = _same_things()
+
+
+def aliases(name: str) -> list[str]:
+    """``name`` with its head noun (or the words that end it) told by another name of the
+    same thing ("the dog lead" -> "dog leash"; "kitchen faucet" -> "kitchen tap").
+
+    >>> aliases('the coffee maker'), aliases('fridge')
+    (['coffee machine'], ['refrigerator'])
+    """
+    words = [singular(w) for w in name_words(name)]
+    found: list[str] = []
+    for size in (2, 1):
+        tail = tuple(words[-size:]) if len(words) >= size else ()
+        for other in _SAME.get(tail, []):
+            found.append(' '.join([*words[:-size], *other]))
+    return list(dict.fromkeys(found))
+
+
 def entity_key(name: str) -> str:
     """The key facts are filed under: case, articles, plural and modifier order removed.
 
@@ -170,7 +197,7 @@ def names_match(query: str, key: str) -> bool:
     return head in singular_q and singular_q <= {singular(w) for w in k_words}
 
 
-def referents(query: str, keys: Sequence[str]) -> list[str]:
+def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list[str]:
     """The keys among ``keys`` that a name as typed refers to.
 
     Those :func:`names_match` accepts, and the less specific names of the same thing: a
@@ -191,7 +218,7 @@ def referents(query: str, keys: Sequence[str]) -> list[str]:
     general = [k for k, kw in key_words.items() if k not in matched and head in kw and kw < words]
     others = [ow for o, ow in key_words.items() if o not in matched and o not in general]
     found = matched | {k for k in general if not any(key_words[k] < ow for ow in others)}
-    return sorted(found) if found else closest(words, head, key_words)
+    return sorted(found) if found or not fallback else closest(words, head, key_words)
 
 
 def closest(words: set[str], head: str, key_words: dict[str, set[str]]) -> list[str]:

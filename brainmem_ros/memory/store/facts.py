@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from brainmem_ros.memory.entity_names import aliases
 from brainmem_ros.memory.facts import (
     DERIVED_TYPES,
     POSITION,
@@ -278,10 +279,12 @@ class FactStore:
         key = entity_key(name)
         if not key:
             return []
-        heads = sorted({singular(w) for w in key.split()})
-        rows = self.store._query(
-            f'SELECT DISTINCT entity FROM facts WHERE head IN ({qmarks(len(heads))})', heads)
-        keys = referents(name, [r[0] for r in rows])
+        # The name as typed and as other names of the same thing ("fridge", "refrigerator").
+        names = [name, *aliases(name)]
+        heads = sorted({singular(w) for n in names for w in entity_key(n).split()})
+        rows = [r[0] for r in self.store._query(
+            f'SELECT DISTINCT entity FROM facts WHERE head IN ({qmarks(len(heads))})', heads)]
+        keys = {k for n in names for k in referents(n, rows, fallback=False)} or set(referents(name, rows))
         return sorted(keys, key=lambda k: (k != key, len(k), k))
 
     def facts_of(self, keys: Iterable[str], *, attribute: str | None = None,
