@@ -503,3 +503,18 @@ def test_other_names_of_the_same_thing(mem: BrainMem) -> None:
     mem.store('I put the parcel on the porch bench.', stamp=T0)
     assert mem.state_of('the fridge', attribute='state')[0].value == 'open'
     assert mem.state_of('package', attribute='location')[0].value == 'porch bench'
+
+
+def test_a_pronoun_in_the_next_turn_is_the_thing_placed_before(mem: BrainMem) -> None:
+    ep = 'talk-ocarina'
+    mem.store("Ines: I've put my ocarina in the desk drawer.", stamp=T0, episode_id=ep)
+    mem.store("Ines: Hmm, actually, it's in my backpack, not the drawer.", stamp=T0 + 60, episode_id=ep)
+    assert mem.state_of("Ines's ocarina", attribute='location')[0].value == 'backpack'
+    # A question, a negation or a plan places nothing.
+    mem.store('Ines: Is it in the car?', stamp=T0 + 120, episode_id=ep)
+    mem.store("Ines: It's not in the hall cupboard.", stamp=T0 + 180, episode_id=ep)
+    mem.store("Ines: I'll put it on the piano later.", stamp=T0 + 240, episode_id=ep)
+    assert mem.state_of('ocarina', attribute='location')[0].value == 'backpack'
+    # Another episode's pronoun is about something else.
+    mem.store("Joe: it's on the windowsill.", stamp=T0 + 300, episode_id='talk-other')
+    assert mem.state_of('ocarina', attribute='location')[0].value == 'backpack'

@@ -10,11 +10,13 @@ them from its units (:meth:`FactStore.rebuild`, run once after the migration).
 
 from __future__ import annotations
 
+import functools
 import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from brainmem_ros.memory.discourse import told_of
 from brainmem_ros.memory.entity_names import aliases
 from brainmem_ros.memory.facts import (
     DERIVED_TYPES,
@@ -64,6 +66,7 @@ class FactStore:
         stay valid, only the facts they stated end here. Each gets a SUPERSEDES edge.
         """
         claims = claims_of(unit)
+        claims += told_of(unit, claims, lambda: self._previous(unit))
         superseded: list[int] = []
         poses = _PoseColumns()
         with self.store.atomic() as db:
@@ -106,6 +109,15 @@ class FactStore:
             for (key, attribute), since in pairs.items():
                 self._recompute(db, key, attribute, since=since)
 
+    def _previous(self, unit: MemoryUnit) -> MemoryUnit | None:
+        """The unit told just before ``unit`` in its episode (None without an episode)."""
+        if not unit.episode_id:
+            return None
+        row = self.store._query('SELECT id FROM units WHERE episode_id = ? AND (stamp < ? OR '
+                                '(stamp = ? AND id < ?)) ORDER BY stamp DESC, id DESC LIMIT 1',
+                                (unit.episode_id, unit.stamp, unit.stamp, unit.id))
+        return self.store.get_units([row[0][0]]).get(row[0][0]) if row else None
+
     def rebuild(self) -> int:
         """Derive every fact again from the units (after a migration); returns the fact count."""
         with self.store.atomic() as db:
@@ -119,7 +131,8 @@ class FactStore:
                     break
                 last = ids[-1]
                 for unit in self.store.get_units(ids).values():
-                    for claim in claims_of(unit):
+                    own = claims_of(unit)
+                    for claim in own + told_of(unit, own, functools.partial(self._previous, unit)):
                         self._insert_claim(db, claim)
             for key, attribute in db.execute(
                     'SELECT DISTINCT entity, attribute FROM fact_claims').fetchall():
