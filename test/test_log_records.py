@@ -64,6 +64,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('manip: place OK obj=step_stool dst=pantry', {('step stool', 'location', 'pantry')}),
     ('state_changed entity_id=cover.patio_blind old_state=open new_state=closed',
      {('patio blind', 'state', 'closed')}),
+    # A classifier's target is its thing when no other field names one.
+    ('state_clf v2.3 | target=kettle | pred=boiling | p=0.89', {('kettle', 'state', 'boiling')}),
     # Fields split by semicolons; a lone state word is the thing's.
     ('18:10:05;contact.freezer_door;open', {('freezer door', 'state', 'open')}),
     # Home automation ids: the kind of device, then which one.
@@ -87,6 +89,7 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     'TASK#419 tidy item=dog_lead to=coat_hooks status=QUEUED',
     'TASK#416 close item=back_door status=SUCCESS duration=22s',
     'perception: search obj=step_stool area=kitchen result=NOT_FOUND',
+    'state_clf | target=stove_burner | pred=off | p=0.41 | REJECTED (p<0.60)',  # the whole record
 ])
 def test_records_that_state_no_change(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

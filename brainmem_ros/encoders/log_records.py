@@ -71,6 +71,8 @@ _OUTCOME_KEYS = frozenset({'status', 'result', 'outcome'})
 _UNDONE = frozenset({'queued', 'pending', 'scheduled', 'planned', 'waiting', 'aborted', 'cancelled',
                      'canceled', 'failed', 'failure', 'error', 'timeout', 'timed_out', 'rejected', 'skipped',
                      'not_found', 'notfound', 'missing'})
+# A field of its own that drops the whole record ("| REJECTED (p<0.60)", "DISCARDED low_conf").
+_DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered', 'invalid'})
 # Fields within a field ("tag: thing: state") read at most this deep.
 _MAX_NESTING = 8
 # Words between a thing and its state in a telegraphic line: the state holds.
@@ -103,8 +105,9 @@ class RecordReader:
         if not _RECORD.search(text):
             return []
         keyed = [(role_key(k) if k is not None else None, v) for k, v in split_fields(text)]
-        if any(k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE for k, v in keyed):
-            return []  # "fetch item=dog_lead to=hall status=ABORTED": the task did not happen (yet)
+        if any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE)
+               or (k is None and v.split()[0].lower() in _DROPPED) for k, v in keyed if v.split()):
+            return []  # "fetch item=dog_lead status=ABORTED", "... pred=off | REJECTED (p<0.60)"
         # A field that denies or doubts ("no cup", "rejected: cat (0.18)", "expected CLOSED")
         # states nothing.
         fields = [(k, v) for k, v in keyed if not _DENIED.search(v)]
@@ -157,6 +160,10 @@ class RecordReader:
         for key, value in fields:
             if key in THING_KEYS and (named := self.thing(value, keyed=True)):
                 return named, []
+        if any(k in STATE_KEYS for k, _ in fields):  # "state_clf | target=kettle | pred=boiling"
+            for key, value in fields:
+                if key == 'target' and (named := self.thing(value, keyed=True)):
+                    return named, []
         for key, value in fields:
             if key is None:
                 thing, rest = self._detected(value)

@@ -169,12 +169,16 @@ def entity_key(name: str) -> str:
     ('blue umbrella', True)
     >>> entity_key('thermostat hall'), entity_key('bottle_blue'), entity_key('kitchen hallway')
     ('hall thermostat', 'blue bottle', 'kitchen hallway')
+    >>> entity_key('stove burner front left') == entity_key('front left stove burner')
+    True
     """
     words = name_words(name)
     if not words:
         return ''
-    if len(words) > 1 and words[-1] in _TRAILING and words[0] not in _TRAILING:
-        words = [words[-1], *words[:-1]]  # "thermostat hall" is the hall thermostat
+    # "thermostat hall" is the hall thermostat, "burner front left" the front left burner.
+    tail = next((n for n in range(len(words)) if words[len(words) - 1 - n] not in _TRAILING), len(words))
+    if 0 < tail < len(words) and words[0] not in _TRAILING:
+        words = [*words[-tail:], *words[:-tail]]
     return ' '.join([*sorted(words[:-1]), singular(words[-1])])
 
 

@@ -315,7 +315,7 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
     """Facts as :meth:`BrainMem.state_of` returns them: what holds first, then history.
 
     What holds at ``as_of`` (or now: the open facts), places first, then other
-    attributes by name; then the rest, newest first. Facts that began after
+    attributes, the newest first; then the rest, newest first. Facts that began after
     ``as_of`` are not part of the answer.
     """
     chosen = [f for f in facts if attribute is None or f.attribute == attribute]
@@ -330,9 +330,10 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
 
     # Of the facts that hold, the one that began last first: the entities matched may be one
     # thing under a longer and a shorter name ("tv remote", "remote"), each with its own timeline.
+    # Other attributes: the newest news first ("boiling" after "off" of the kettle's power).
     now = sorted((f for f in chosen if holds(f)),
-                 key=lambda f: (place_rank(f), f.attribute, -f.valid_from, entity_key(f.entity),
-                                -f.last_seen))
+                 key=lambda f: (place_rank(f), f.attribute if place_rank(f) < 9 else '', -f.valid_from,
+                                f.attribute, entity_key(f.entity), -f.last_seen))
     past = sorted((f for f in chosen if not holds(f)), key=lambda f: (-f.valid_from, -f.id))
     return now + past
 
