@@ -1,8 +1,11 @@
 """Entity names as typed, and the key an entity is filed under.
 
 Facts are filed by :func:`entity_key` ("The Blue Umbrellas" and "umbrella, blue" are one
-entity); :func:`names_match` says whether a name as typed refers to a filed entity.
-Pure rules over strings; the determiners are data (``brainmem_ros/data/fact_words.txt``).
+entity); :func:`names_match` and :func:`referents` say which filed entities a name as typed
+refers to; :func:`owner_of`, :func:`shown_by` and :func:`contents` say under which name a
+text's claim is filed (Emma's bottle, the thermostat a display belongs to, what a bowl
+holds). Pure rules over strings; the word lists are data (``brainmem_ros/data/fact_words.txt``:
+determiners, message tags, trailing qualifiers, displays, names of the same thing).
 
 >>> names_match('umbrellas', entity_key('the blue umbrella'))
 True
