@@ -518,3 +518,8 @@ def test_a_pronoun_in_the_next_turn_is_the_thing_placed_before(mem: BrainMem) ->
     # Another episode's pronoun is about something else.
     mem.store("Joe: it's on the windowsill.", stamp=T0 + 300, episode_id='talk-other')
     assert mem.state_of('ocarina', attribute='location')[0].value == 'backpack'
+
+
+def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:
+    mem.store('I moved the thyme pot from the sill to the balcony table.', stamp=T0)
+    assert mem.state_of('the thyme', attribute='location')[0].value == 'balcony table'

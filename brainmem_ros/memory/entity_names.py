@@ -29,6 +29,8 @@ DETERMINERS = word_list('fact_words.txt', 'determiners')
 _TRAILING = word_list('fact_words.txt', 'trailing qualifiers')
 # Parts that show their thing's state ("the thermostat display reads 20 degrees").
 _DISPLAYS = word_list('fact_words.txt', 'displays')
+# Things named by what they hold ("basil pot").
+_CONTAINERS = word_list('fact_words.txt', 'containers')
 # "Note: ..." opens a message without naming who speaks.
 _MESSAGE_TAGS = word_list('fact_words.txt', 'message tags')
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -226,6 +228,18 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
     others = [ow for o, ow in key_words.items() if o not in matched and o not in general]
     found = matched | {k for k in general if not any(key_words[k] < ow for ow in others)}
     return sorted(found) if found or not fallback else closest(words, head, key_words)
+
+
+def holding(head: str, keys: Sequence[str]) -> list[str]:
+    """The one key of a container named by ``head``, what it holds ("basil pot" for "basil",
+    "grocery bag" for "groceries"), or none. For a name no key matches otherwise.
+
+    >>> holding('basil', ['basil pot', 'kitchen windowsill']), holding('water', ['water bottle', 'water jug'])
+    (['basil pot'], ['water bottle'])
+    """
+    found = [k for k in keys if len(k.split()) > 1 and k.split()[-1] in _CONTAINERS
+             and head in {singular(w) for w in k.split()[:-1]}]
+    return found if len(found) == 1 else []
 
 
 def closest(words: set[str], head: str, key_words: dict[str, set[str]]) -> list[str]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from brainmem_ros.memory.discourse import told_of
-from brainmem_ros.memory.entity_names import aliases
+from brainmem_ros.memory.entity_names import aliases, holding
 from brainmem_ros.memory.facts import (
     DERIVED_TYPES,
     POSITION,
@@ -298,6 +298,11 @@ class FactStore:
         rows = [r[0] for r in self.store._query(
             f'SELECT DISTINCT entity FROM facts WHERE head IN ({qmarks(len(heads))})', heads)]
         keys = {k for n in names for k in referents(n, rows, fallback=False)} or set(referents(name, rows))
+        if not keys:  # "the basil": what the basil pot holds
+            head = key.split()[-1]
+            keys = set(holding(head, [r[0] for r in self.store._query(
+                "SELECT DISTINCT entity FROM facts WHERE entity LIKE ? OR entity LIKE ?",
+                (f'{head} %', f'% {head} %'))]))
         return sorted(keys, key=lambda k: (k != key, len(k), k))
 
     def facts_of(self, keys: Iterable[str], *, attribute: str | None = None,
