@@ -438,10 +438,10 @@ def test_enrichment_adds_the_facts_it_finds(mem_factory: Any) -> None:
 def test_docstring_examples_of_the_fact_rules_run() -> None:
     import doctest
 
-    from brainmem_ros.memory import facts
+    from brainmem_ros.memory import facts, places
 
-    result = doctest.testmod(facts)
-    assert result.attempted >= 8 and result.failed == 0
+    results = [doctest.testmod(facts), doctest.testmod(places)]
+    assert sum(r.attempted for r in results) >= 9 and not any(r.failed for r in results)
 
 
 def test_facts_from_detector_and_navigation_records(mem: BrainMem) -> None:
@@ -523,3 +523,9 @@ def test_a_pronoun_in_the_next_turn_is_the_thing_placed_before(mem: BrainMem) ->
 def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:
     mem.store('I moved the thyme pot from the sill to the balcony table.', stamp=T0)
     assert mem.state_of('the thyme', attribute='location')[0].value == 'balcony table'
+
+
+def test_where_the_places_are(mem: BrainMem) -> None:
+    mem.store('a canvas satchel on a wicker bench on the sun porch', stamp=T0)
+    assert mem.state_of('canvas satchel', attribute='location')[0].value == 'wicker bench'
+    assert mem.state_of('wicker bench', attribute='location')[0].value == 'sun porch'

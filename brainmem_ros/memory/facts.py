@@ -30,21 +30,17 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from brainmem_ros.memory.entity_names import (
-    DETERMINERS,
     contents,
     entity_key,
-    find_name,
-    name_words,
     names_match,
     owner_of,
     referents,
     shown_by,
     singular,
     speaker,
-    text_words,
 )
-from brainmem_ros.memory.types import Entity, MemoryUnit, Pose, UnitType, normalise_name
-from brainmem_ros.memory.wordlists import word_list
+from brainmem_ros.memory.places import fallback_locations, nested_places
+from brainmem_ros.memory.types import MemoryUnit, Pose, UnitType, normalise_name
 
 __all__ = [
     'BEFORE_OFFSET_S', 'CONFIDENCE', 'CURRENT_FACTOR', 'DERIVED_TYPES', 'HOLDER', 'LOCATION', 'NAMED_FACTOR',
@@ -77,9 +73,6 @@ _SPOKEN_TYPES = (UnitType.OBSERVATION, UnitType.ACTION, UnitType.OUTCOME)
 # quotes observations ("Latest: ..."), so claims parsed from it would state old values anew,
 # at a time when they may no longer hold, and make every later observation a late one.
 DERIVED_TYPES = (UnitType.REFLECTION,)
-_COPULAS = word_list('fact_words.txt', 'copulas')
-_NEGATIONS = word_list('fact_words.txt', 'negations')
-_SPATIAL = word_list('fact_words.txt', 'spatial prepositions')
 
 
 @dataclass(frozen=True)
@@ -169,7 +162,8 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
     * each ``(attribute, value)`` of a pre-extracted entity;
     * with a pose, a ``position`` sighting of every non-place entity of an observation,
       action or outcome (plans and reflections see nothing), except the places it left;
-    * when the extractor gave no place for an entity, :func:`fallback_locations`.
+    * when the extractor gave no place for an entity, :func:`fallback_locations`; where the
+      places it named are, :func:`~brainmem_ros.memory.places.nested_places`.
 
     A derived unit (:data:`DERIVED_TYPES`: a reflection) states nothing: it is evidence
     of no fact, only of the units it was drawn from.
@@ -208,52 +202,17 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
     for subject, place in fallback_locations(unit.text, unit.entities):
         if (entity_key(subject), LOCATION) not in stated and (entity_key(subject), HOLDER) not in stated:
             add(subject, LOCATION, place, 'fallback', unit.stamp)
+    # Where the places are: "on a bench on the front porch".
+    places = [c.value for c in claims if c.attribute == LOCATION and c.source == 'text']
+    for place, larger in nested_places(unit.text, unit.entities, places,
+                                       placed={k for k, a in stated if a == LOCATION}):
+        add(place, LOCATION, larger, 'fallback', unit.stamp)
     if unit.pose is not None and unit.type in _SPOKEN_TYPES:
         for entity in unit.entities:
             if entity.type != 'place' and entity.key and entity_key(entity.name) not in left:
                 claims.append(Claim(entity.key, POSITION, format_pose(unit.pose), unit.stamp,
                                     unit.id, 'pose', CONFIDENCE['pose'], unit.pose))
     return claims
-
-
-def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str, str]]:
-    """``(entity, place)`` for "X is [one verb-ing word] <spatial preposition> [the] Y".
-
-    Parse-free and deliberately narrow: X and Y must both be entities the extractor
-    found, in this order, with a form of *be* right after X and at most one word
-    (a participle: "leaning", "sitting", "still"; never a negation) between it and the
-    preposition.
-
-    >>> fallback_locations('The blue umbrella is leaning against the coat rack.',
-    ...                    [Entity('blue umbrella'), Entity('coat rack')])
-    [('blue umbrella', 'coat rack')]
-    >>> fallback_locations('The blue umbrella is not in the hallway.',
-    ...                    [Entity('blue umbrella'), Entity('hallway')])
-    []
-    """
-    words = text_words(text)
-    spans = []
-    for entity in entities:
-        span = find_name(words, name_words(entity.name))
-        if span is not None:
-            spans.append((span[0], span[1], entity.name))
-    spans.sort()
-    found: list[tuple[str, str]] = []
-    for _start, end, name in spans:
-        k = end
-        if k >= len(words) or words[k] not in _COPULAS:
-            continue
-        k += 1
-        if k < len(words) and words[k] in _NEGATIONS:
-            continue
-        if k < len(words) and words[k] not in _SPATIAL:
-            k += 1  # one participle or adverb
-        if k >= len(words) or words[k] not in _SPATIAL:
-            continue
-        after = [s for s in spans if s[0] > k and all(w in DETERMINERS for w in words[k + 1:s[0]])]
-        if after and after[0][2] != name:
-            found.append((name, after[0][2]))
-    return found
 
 
 # -- timelines -------------------------------------------------------------------------
