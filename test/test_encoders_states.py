@@ -311,6 +311,8 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a stack of letters on the corner of the desk', {StateChange('letter', 'location', '', 'desk')}),
     ('an open padlock dangling from the gate latch',
      {StateChange('padlock', 'state', '', 'open'), StateChange('padlock', 'location', '', 'gate latch')}),
+    # A participle of a state after its thing.
+    ('a bathtub filled with water', {StateChange('bathtub', 'state', '', 'filled')}),
     # A person named by a noun holds what they hug or carry.
     ('a little girl hugging a stuffed teddy bear',
      {StateChange('teddy bear', 'location', '', 'little girl')}),
