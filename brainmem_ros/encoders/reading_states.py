@@ -2,46 +2,40 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
     NOUN_TYPES,
     switch_verbs,
-    units,
 )
 from brainmem_ros.encoders.reading_base import (
     DIRECTIONS,
     HELD,
-    NOMINAL,
     PLACE_PREPS,
     POWER,
     RESTING_PREPS,
-    conditional,
     has_object,
     indefinite,
 )
-from brainmem_ros.encoders.reading_scenes import HANGING, SceneReading
+from brainmem_ros.encoders.reading_measures import MeasureReading
+from brainmem_ros.encoders.reading_scenes import HANGING
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
 
-# A number with its sign, which the small tagger does not read as a number.
-_SIGNED = re.compile(r'^[-\u2212+]\d+(?:[.,]\d+)?$')
 # Prepositions of a goal ("to the sink"), as opposed to those of a resting place ("in the kitchen").
 _GOAL_PREPS = frozenset({'to', 'into', 'onto'})
 # Verbs of taking a thing with a particle ("took out", "picked up", "lifted down") and of
 # gripping it: the thing is held afterwards.
 _TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
 _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
-_TRYING = frozenset({'try', 'attempt'})
 # Words of a time to come: "I'm opening it later" is a plan.
 _LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
 _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
 
 
-class StateReading(SceneReading):
+class StateReading(MeasureReading):
     """The state changes a parse reports (a layer of a parse reading)."""
 
     def state_changes(self) -> tuple[StateChange, ...]:
@@ -120,16 +114,6 @@ class StateReading(SceneReading):
         if tok.i > 0 and tok.i - 1 in names:
             return names[tok.i - 1]
         return ''
-
-    def _unreal(self, tok: Token) -> bool:
-        """A clause that states an intention, a possibility, an attempt or a condition, not a
-        change: an infinitive ("to put"), a modal ("should move"), "tried putting", "if/before
-        ...", an order ("Move the cup to the sink")."""
-        if tok.dep_ == 'xcomp' and tok.head.lemma_.lower() in _TRYING:
-            return True  # "tried putting the cup on the shelf": whether it worked is not said
-        return conditional(tok) or self._request(tok) or any(
-            c.dep_ in {'aux', 'auxpass'} and c.i not in self.as_noun
-            and (c.tag_ == 'MD' or (c.lower_ == 'to' and c.tag_ == 'TO')) for c in tok.children)
 
     def _result_state(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"Closed the garage door" -> door.state closed; "emptied the bin" -> empty;
@@ -309,77 +293,6 @@ class StateReading(SceneReading):
                 elif child.i in names and names[child.i] == names.get(thing.i):
                     things.append(child)  # another word of the same name ("the kitchen counter")
         return goals
-
-    def _readings(self, names: dict[int, str]) -> list[StateChange]:
-        """A value with its unit: "the thermostat is set to 22 degrees" (setting), "fridge
-        temperature 4 C" (temperature: the measure noun), "battery at 40 percent" (level)."""
-        found: list[StateChange] = []
-        for num in self.doc:
-            if not (num.pos_ == 'NUM' and num.like_num) and not _SIGNED.match(num.text):
-                continue  # (the tagger calls "-18" punctuation: "Freezer temperature -18 C")
-            unit = self._unit_of(num)
-            if unit is None:
-                continue
-            sign = '-' if any(c.dep_ == 'quantmod' and c.lower_ == 'minus' for c in num.children) else ''
-            value = sign + (f'{num.text} {unit.text.rstrip(".")}' if unit.i != num.i else num.text)
-            holder = unit if unit.dep_ in {'pobj', 'attr', 'npadvmod', 'dobj', 'appos'} else num
-            governor = holder.head
-            if holder.dep_ == 'pobj':
-                if governor.lower_ not in {'at', 'to'}:
-                    continue  # "for 20 minutes", "in 3 m"
-                governor = governor.head
-            if governor.i == holder.i:
-                continue
-            attribute = 'level'
-            subject: Token | None = governor
-            if governor.pos_ in {'VERB', 'AUX'}:
-                if governor.lemma_.lower() != 'be':
-                    attribute = 'setting'  # "set to 22 degrees", "turned the oven to 180"
-                subject = next((c for c in governor.children if c.dep_ in {'nsubj', 'nsubjpass', 'dobj'}
-                                and c.i < holder.i), None)
-                if subject is None and governor.dep_ == 'acl':
-                    subject = governor.head  # "thermostat set to 21 degrees"
-                elif subject is None and governor.dep_ == 'conj':
-                    # "The oven is still on and set to 200 degrees": the first verb's subject.
-                    subject = next((c for c in governor.head.children
-                                    if c.dep_ in {'nsubj', 'nsubjpass'}), None)
-            elif holder.head.i == governor.i and holder.dep_ != 'pobj' and not self._abstract(governor) \
-                    and unit.text != '%' and unit.lower_ != 'percent':
-                continue  # "box 0.3 m ahead", "Spin 1.57 rad": a distance or a move, not a level
-            if subject is None or self._negated(governor) or self._unreal(governor):
-                continue
-            if self._abstract(subject):
-                attribute = subject.lemma_.lower()  # "the fridge temperature", "temperature of the fridge"
-                thing = next((c for c in subject.children if c.i in names and c.dep_ in
-                              {'compound', 'poss', 'nmod', 'amod'}), None)
-                if thing is None:
-                    of = next((c for c in subject.children if c.dep_ == 'prep' and c.lower_ == 'of'), None)
-                    thing = next((g for g in of.children if g.i in names), None) if of is not None else None
-                if thing is None and subject.i > 0 and subject.i - 1 in names:
-                    thing = self.doc[subject.i - 1]
-                subject = thing
-            if subject is not None and subject.i in names:
-                found.append(StateChange(names[subject.i], attribute, '', value))
-        return found
-
-    def _unit_of(self, num: Token) -> Token | None:
-        """The unit a number is counted in ("22 degrees", "40 %", "4 C"), or the number
-        itself for a bare reading after "at"/"to"; None for a count of things ("3 cups")."""
-        candidates = [num.head] if num.dep_ == 'nummod' and num.head.i > num.i else []
-        if num.i + 1 < len(self.doc):
-            candidates.append(self.doc[num.i + 1])
-        for cand in candidates:
-            word = cand.lower_.rstrip('.')
-            if cand.text == '%' or word in units() or (word in self.stop and cand.pos_ in NOMINAL
-                                                       and not self._abstract_measure(cand)):
-                return cand
-        return None
-
-    def _abstract_measure(self, tok: Token) -> bool:
-        """"temperature", "level": what is measured, not a unit (a number before it is
-        its value: "temperature 4 C")."""
-        return tok.dep_ in {'ROOT', 'nsubj'} and any(c.dep_ == 'compound' for c in tok.children)
-
 
 def _in_sequence(changes: list[StateChange]) -> tuple[StateChange, ...]:
     """One change per thing and attribute, in the order the text tells them: "took the book
