@@ -313,6 +313,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('padlock', 'state', '', 'open'), StateChange('padlock', 'location', '', 'gate latch')}),
     # A participle of a state after its thing.
     ('a bathtub filled with water', {StateChange('bathtub', 'state', '', 'filled')}),
+    # Who speaks has what "I" took or have.
+    ("Zoe: I've got the tablet now.", {StateChange('tablet', 'location', '', 'zoe')}),
+    ('Dana: I grabbed my phone.', {StateChange('phone', 'location', '', 'dana')}),
     # A person named by a noun holds what they hug or carry.
     ('a little girl hugging a stuffed teddy bear',
      {StateChange('teddy bear', 'location', '', 'little girl')}),

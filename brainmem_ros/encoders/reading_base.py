@@ -66,6 +66,7 @@ class ReadingBase:
     camel_actions: dict[int, str]
     _spans: list[tuple[int, int, int]] | None
     heads: dict[int, int]
+    speaker: str  # who says the utterance ("Zoe: ..."), '' when no one is named (set with heads)
 
     def _request(self, tok: Token) -> bool:
         """An order or a request, not a report of what happened: "Please finish the dishes",

@@ -77,6 +77,7 @@ class StateReading(MeasureReading):
         # "Lucía: it's in my backpack": who speaks is no thing the utterance places.
         tag = next((t.i for t in self.doc[1:3] if t.text == ':'), 0)
         speaker = tag if all(t.is_title and t.is_alpha for t in self.doc[:tag]) else 0
+        self.speaker = normalise_name(' '.join(t.text for t in self.doc[:speaker]))
         for start, end, head in self.entity_spans():
             if end <= speaker:
                 continue
@@ -235,7 +236,7 @@ class StateReading(MeasureReading):
             after = next((t.lower_ for t in self._clause(tok)
                           if t.dep_ == 'advmod' and t.lower_ in DIRECTIONS), '')
         if not after and transitive and done and not destination and (before or self._taking(tok)):
-            after = HELD
+            after = self.speaker if self._said_by_speaker(tok) else HELD  # "Dana: I grabbed my phone"
         if not after:
             return []
         return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
@@ -243,15 +244,24 @@ class StateReading(MeasureReading):
 
     def _holding(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"Ethan holding a bottle of wine", "Mia is carrying the laundry basket", "a little girl
-        hugging a teddy bear": a person who holds or carries a thing has it, wherever the two are."""
-        if self._verb_lemma(tok) not in _HOLDING or tok.tag_ not in {'VBG', 'VBZ', 'VBP', 'VBD'}:
+        hugging a teddy bear": a person who holds or carries a thing has it, wherever the two are.
+        So does who speaks of what "I have" ("Zoe: I've got the tablet now")."""
+        lemma, mine = self._verb_lemma(tok), self._said_by_speaker(tok)
+        having = mine and lemma in {'have', 'get'} and (tok.tag_ == 'VBP' or (
+            tok.tag_ == 'VBN' and any(c.dep_ == 'aux' and c.lemma_.lower() == 'have' for c in tok.children)))
+        if not having and (lemma not in _HOLDING or tok.tag_ not in {'VBG', 'VBZ', 'VBP', 'VBD'}):
             return []
         # The subject, or the name a participle is hung on in a caption ("Priya carrying ...").
         holders = [c for c in tok.children if c.dep_ == 'nsubj'] + ([tok.head] if tok.dep_ == 'acl' else [])
-        people = [c for c in holders if c.i in names and (
+        people = [names[c.i] for c in holders if c.i in names and (
             c.pos_ == 'PROPN' or NOUN_TYPES.get(c.lemma_.lower()) == 'person')]  # "a girl hugging a teddy"
+        people += [self.speaker] if mine else []
         things = self._things([c for c in tok.children if c.dep_ == 'dobj'], names)
-        return [StateChange(names[t.i], 'location', '', names[people[0].i]) for t in things] if people else []
+        return [StateChange(names[t.i], 'location', '', people[0]) for t in things] if people else []
+
+    def _said_by_speaker(self, tok: Token) -> bool:
+        """``tok``'s subject is "I" in an utterance whose speaker is named ("Zoe: I ...")."""
+        return bool(self.speaker) and any(c.dep_ == 'nsubj' and c.lower_ == 'i' for c in tok.children)
 
     def _taking(self, tok: Token) -> bool:
         """"took out the tape measure", "picked up the cup", "grabbed the keys": the thing is
