@@ -36,6 +36,7 @@ SPLITS: tuple[tuple[str, Path], ...] = (
     ('dev 3', REPO / 'test' / 'data' / 'fact_stories_dev3.jsonl'),
     ('hold-out', REPO / 'test' / 'data' / 'fact_stories_holdout.jsonl'),
     ('hold-out 2', REPO / 'test' / 'data' / 'fact_stories_holdout2.jsonl'),
+    ('hold-out 3', REPO / 'test' / 'data' / 'fact_stories_holdout3.jsonl'),
 )
 T0 = 1_760_000_000.0
 
@@ -143,7 +144,9 @@ def section(results: dict[str, list[dict[str, Any]]]) -> list[str]:
         'writer. Dev 3 was first scored as a hold-out: 48 / 117 on the code of the morning of '
         '2026-12-03 and 47 / 117 after that day\'s first rules, so it was read from then on, and '
         'hold-out 2 written to take its place; on the morning\'s code (a checkout of 31cd453) hold-out 2 '
-        'scored 36 / 118 and hold-out 37 / 62. Only scores of the hold-outs are read.',
+        'scored 36 / 118 and hold-out 37 / 62. Hold-out 3 was written on 2026-12-04 from the same '
+        'brief by a third writer, and first scored at 63 / 135 on the code of that morning (d75240b). '
+        'Only scores of the hold-outs are read.',
         '',
     ]
 
