@@ -72,6 +72,16 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('light.porch: off (timer)', {('porch light', 'power', 'off')}),
     ('switch.kitchen_light: on', {('kitchen light', 'power', 'on')}),
     ('binary_sensor.garage_door: closed', {('garage door', 'state', 'closed')}),
+    # A device's kind names it, unless its name ends in a device ("floor lamp").
+    ('state_changed entity_id=light.hallway_ceiling old_state=on new_state=off',
+     {('hallway ceiling light', 'power', 'off')}),
+    ('state_changed entity_id=light.living_room_floor_lamp old_state=off new_state=on',
+     {('living room floor lamp', 'power', 'on')}),
+    # A task that succeeded: the state its verb leaves the thing in, or the person it is for.
+    ('TASK#416 close item=back_door status=SUCCESS duration=22s', {('back door', 'state', 'closed')}),
+    ('job=77 action=unlock device=side_gate result=done', {('side gate', 'state', 'unlocked')}),
+    ('TASK#414 fetch item=dog_lead to=user:Aroha status=SUCCESS', {('dog lead', 'location', 'aroha')}),
+    ('call_service domain=light service=turn_off target=light.porch', {('porch light', 'power', 'off')}),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
@@ -87,7 +97,7 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     # Tasks not done, or not yet; a task's outcome is no door's state.
     'TASK#413 fetch item=dog_lead to=hall status=ABORTED reason=path_blocked',
     'TASK#419 tidy item=dog_lead to=coat_hooks status=QUEUED',
-    'TASK#416 close item=back_door status=SUCCESS duration=22s',
+    'call_service domain=light service=turn_off target=light.hall -> error: device unreachable',
     'perception: search obj=step_stool area=kitchen result=NOT_FOUND',
     'state_clf | target=stove_burner | pred=off | p=0.41 | REJECTED (p<0.60)',  # the whole record
 ])

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
+from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes
 from brainmem_ros.encoders.reading_base import HELD, PLACE_PREPS, POWER
 from brainmem_ros.encoders.record_fields import (
     ASIDE,
@@ -71,6 +72,8 @@ _OUTCOME_KEYS = frozenset({'status', 'result', 'outcome'})
 _UNDONE = frozenset({'queued', 'pending', 'scheduled', 'planned', 'waiting', 'aborted', 'cancelled',
                      'canceled', 'failed', 'failure', 'error', 'timeout', 'timed_out', 'rejected', 'skipped',
                      'not_found', 'notfound', 'missing'})
+# A failure the call returned ("target=light.porch -> error: device unreachable").
+_FAILED_AFTER = re.compile(r'(?:->|=>|→)\s*(?:error|fail(?:ed|ure)?|fault|timeout)\b', re.IGNORECASE)
 # A field of its own that drops the whole record ("| REJECTED (p<0.60)", "DISCARDED low_conf").
 _DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered', 'invalid'})
 # Fields within a field ("tag: thing: state") read at most this deep.
@@ -105,7 +108,7 @@ class RecordReader:
         if not _RECORD.search(text):
             return []
         keyed = [(role_key(k) if k is not None else None, v) for k, v in split_fields(text)]
-        if any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE)
+        if any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE) or _FAILED_AFTER.search(v)
                or (k is None and v.split()[0].lower() in _DROPPED) for k, v in keyed if v.split()):
             return []  # "fetch item=dog_lead status=ABORTED", "... pred=off | REJECTED (p<0.60)"
         # A field that denies or doubts ("no cup", "rejected: cat (0.18)", "expected CLOSED")
@@ -136,7 +139,10 @@ class RecordReader:
                 ) if subject else []
             else:
                 found += self._reading(key, value, holder)
-        return found
+        # What a task that succeeded did to its thing outweighs its fields' own reading.
+        done = task_changes(self, fields)
+        told = {(d.object, d.attribute) for d in done}
+        return [c for c in found if (c.object, c.attribute) not in told] + done
 
     def sentences(self, text: str) -> list[str]:
         """Prose inside a record, which the parse of the whole line splits wrongly: a quoted
@@ -204,7 +210,7 @@ class RecordReader:
                     ] if level else []
         if key in MEASURES and holder and _READING.match(value.strip()):
             return [StateChange(holder, MEASURES[key], '', value.strip())]
-        thing = self.thing(key) if key not in ROLE_KEYS else ''
+        thing = self.thing(key) if key not in ROLE_KEYS | CALL_KEYS else ''
         return self._state(thing, value) if thing else []
 
     def _state(self, thing: str, value: str, *, keyed: bool = False) -> list[StateChange]:
@@ -310,7 +316,10 @@ class RecordReader:
         if dotted := _DOTTED.match(text):  # "light.porch" (the porch light), "lock.front_door"
             kind, name = dotted.groups()
             where = all(NOUN_TYPES.get(w) == 'place' for w in name.split('_'))
-            text = f'{name}_{kind}' if where and kind in self.nouns else name
+            # A device kind names the thing unless its name ends in a device of its own:
+            # "light.hallway_ceiling" is the hallway ceiling light, "light.floor_lamp" a lamp.
+            device = NOUN_TYPES.get(kind) == 'appliance' != NOUN_TYPES.get(name.split('_')[-1])
+            text = f'{name}_{kind}' if (where or device) and kind in self.nouns else name
         if not _NAME_CHARS.match(text):
             return ''
         words = [w.strip('\'"#.,') for w in text.replace('_', ' ').split()]

@@ -22,6 +22,8 @@ PROCESS_STATES = frozenset({'done', 'ok', 'fine', 'nominal', 'success', 'succeed
 # A name as the parser may wrongly make one of a record ("vlm diff(prev = t0", "| room temp").
 _CLEAN_NAME = re.compile(r"^[\w' -]+$")
 _MARKS = re.compile(r'[|={}<>\[\]]')
+# The keys of a record's fields ("entity_id=", "\"new_state\":"), which name no thing or value.
+_KEYS = re.compile(r'\b([A-Za-z_]\w*)\s*=|"([A-Za-z_]\w*)"\s*:')
 
 
 def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...]) -> tuple[StateChange, ...]:
@@ -29,9 +31,10 @@ def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...
 
     A parser change is dropped when the record gives the same thing's same attribute, or
     gives its value to another thing (one "OPEN" in the line is one thing's state), when
-    its thing's name or its value holds a record's punctuation, when it reads a confidence as a level
-    ("Conf: 93%", "blender (87%)"), or a task's progress as a thing's state ("sweep done")
-    in a record. The last change of a thing's attribute wins.
+    its thing's name or its value holds a record's punctuation or is a field's key
+    ("entity_id=... new_state=off" places no "entity id" at a "new state"), when it reads a
+    confidence as a level ("Conf: 93%", "blender (87%)"), or a task's progress as a thing's
+    state ("sweep done") in a record. The last change of a thing's attribute wins.
     """
     said = {(c.object, c.attribute) for c in records}
     values = {(c.attribute, c.after) for c in records}
@@ -40,8 +43,10 @@ def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...
     confidences = _as_readings(_CONFIDENCE_FIELD.findall(text))
     detected = _as_readings(_BRACKETED_CONFIDENCE.findall(text))
     things = {c.object for c in records}
+    keys = {(a or b).replace('_', ' ').lower() for a, b in _KEYS.findall(text)}
     kept = [c for c in parsed if (c.object, c.attribute) not in said and (c.attribute, c.after) not in values
             and _CLEAN_NAME.match(c.object) and not _MARKS.search(c.after)
+            and c.object not in keys and c.after not in keys
             and not (records and c.after in PROCESS_STATES)
             and not (c.attribute == 'level' and (
                 c.after in confidences or (c.after in detected and c.object in things)))]

@@ -1,0 +1,70 @@
+"""What a task record that reports success says its task did to its thing.
+
+Task executors and home automation log an action with its arguments as fields:
+``TASK#416 close item=back_door status=SUCCESS``, ``call_service service=turn_off
+target=light.porch``, ``fetch item=dog_lead to=user:Aroha status=done``. The verb says
+what the thing's state is once the task is done (closed, locked, off), and a task that
+brought or handed a thing to a person leaves it with that person. Only a record that says
+the task succeeded states that (the executor's log also records what it was asked and
+what failed; :class:`~brainmem_ros.encoders.log_records.RecordReader` drops records that
+say it did not happen).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from brainmem_ros.encoders.record_fields import THING_KEYS, Field
+from brainmem_ros.memory.types import StateChange
+
+if TYPE_CHECKING:
+    from brainmem_ros.encoders.log_records import RecordReader
+
+# The state a thing is in once the task named by the verb is done: (attribute, value).
+_DONE_STATES = {
+    'open': ('state', 'open'), 'close': ('state', 'closed'), 'shut': ('state', 'closed'),
+    'lock': ('state', 'locked'), 'unlock': ('state', 'unlocked'),
+    'turn_on': ('power', 'on'), 'switch_on': ('power', 'on'), 'power_on': ('power', 'on'),
+    'turn_off': ('power', 'off'), 'switch_off': ('power', 'off'), 'power_off': ('power', 'off'),
+}
+# Verbs of a task that leaves its thing with the person it is for.
+_HANDING = frozenset({'fetch', 'bring', 'deliver', 'hand', 'handover', 'give', 'serve'})
+_SUCCESS = frozenset({'success', 'succeeded', 'successful', 'ok', 'done', 'complete', 'completed',
+                      'finished'})
+_OUTCOME_KEYS = frozenset({'status', 'result', 'outcome'})
+_VERB_KEYS = frozenset({'service', 'action', 'task', 'cmd', 'command'})
+#: Keys of what software is asked to do, which name no thing ("domain=light service=turn_off").
+CALL_KEYS = _VERB_KEYS | {'domain', 'job', 'type'}
+_PERSON = re.compile(r'^(?:user|person|human|resident|guest):\s*([A-Za-z][A-Za-z\'-]*)$', re.IGNORECASE)
+_TARGET_KEYS = THING_KEYS | {'target', 'entity_id', 'device'}
+
+
+def task_changes(reader: RecordReader, fields: list[Field]) -> list[StateChange]:
+    """The state a successful task record leaves its thing in (see the module); none unless
+    the record has a verb, a thing and (but for a service call) an outcome of success."""
+    verb = _verb(fields)
+    thing = next((t for k, v in fields if k in _TARGET_KEYS and (t := reader.thing(v, keyed=True))), '')
+    if not verb or not thing:
+        return []
+    outcomes = [v.strip().lower() for k, v in fields if k in _OUTCOME_KEYS]
+    called = any(k == 'service' for k, _ in fields)
+    if not (called and not outcomes) and not any(o in _SUCCESS for o in outcomes):
+        return []
+    if verb in _DONE_STATES:
+        attribute, value = _DONE_STATES[verb]
+        return [StateChange(thing, attribute, '', value)]
+    person = next((m.group(1).lower() for k, v in fields
+                   if k == 'to' and (m := _PERSON.match(v.strip()))), '')
+    return [StateChange(thing, 'location', '', person)] if verb in _HANDING and person else []
+
+
+def _verb(fields: list[Field]) -> str:
+    """The task's verb: a verb key's value ("service=turn_off"), else the last word of the
+    record's leading field ("TASK#416 close")."""
+    for key, value in fields:
+        if key in _VERB_KEYS and value.strip():
+            return value.strip().lower().split('.')[-1]
+    if fields and fields[0][0] is None and fields[0][1].split():
+        return fields[0][1].split()[-1].lower().rstrip(':')
+    return ''
