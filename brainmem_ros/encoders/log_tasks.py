@@ -13,13 +13,18 @@ say it did not happen).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from brainmem_ros.encoders.record_fields import THING_KEYS, Field
 from brainmem_ros.memory.types import StateChange
 
-if TYPE_CHECKING:
-    from brainmem_ros.encoders.log_records import RecordReader
+
+class Namer(Protocol):
+    """What names a record's thing (:class:`~brainmem_ros.encoders.log_records.RecordReader`)."""
+
+    def thing(self, text: str, *, keyed: bool = False) -> str:
+        """``text`` as the name of a thing, or ''."""
+        ...
 
 # The state a thing is in once the task named by the verb is done: (attribute, value).
 _DONE_STATES = {
@@ -40,7 +45,7 @@ _PERSON = re.compile(r'^(?:user|person|human|resident|guest):\s*([A-Za-z][A-Za-z
 _TARGET_KEYS = THING_KEYS | {'target', 'entity_id', 'device'}
 
 
-def task_changes(reader: RecordReader, fields: list[Field]) -> list[StateChange]:
+def task_changes(reader: Namer, fields: list[Field]) -> list[StateChange]:
     """The state a successful task record leaves its thing in (see the module); none unless
     the record has a verb, a thing and (but for a service call) an outcome of success."""
     verb = _verb(fields)
