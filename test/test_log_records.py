@@ -82,6 +82,14 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('job=77 action=unlock device=side_gate result=done', {('side gate', 'state', 'unlocked')}),
     ('TASK#414 fetch item=dog_lead to=user:Aroha status=SUCCESS', {('dog lead', 'location', 'aroha')}),
     ('call_service domain=light service=turn_off target=light.porch', {('porch light', 'power', 'off')}),
+    # Lines of their own are fields (YAML); a time stamp before a device; a detector's "cls".
+    ('sensor: window_contact\nroom: bedroom\nname: bedroom_window\nstate: closed',
+     {('bedroom window', 'state', 'closed'), ('window contact', 'location', 'bedroom')}),
+    ('2024-06-01T07:10:03Z cover.garage_door state=closed', {('garage door', 'state', 'closed')}),
+    ('frame=1021 cls=teddy_bear bbox=[212,340,388,510] score=0.94 room=nursery surface=crib',
+     {('teddy bear', 'location', 'crib')}),
+    ('{"object": "kettle", "state": "on", "temp": 96}',
+     {('kettle', 'power', 'on'), ('kettle', 'temperature', '96')}),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
@@ -98,6 +106,10 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     'TASK#413 fetch item=dog_lead to=hall status=ABORTED reason=path_blocked',
     'TASK#419 tidy item=dog_lead to=coat_hooks status=QUEUED',
     'call_service domain=light service=turn_off target=light.hall -> error: device unreachable',
+    'frame=6012 cls=teddy_bear score=0.22 room=kitchen surface=floor dropped=true (score<0.50)',
+    # A failed task: nothing its words would say (the door left "open" by an obstruction).
+    '{"entity_id": "cover.garage_door", "command": "close", "result": "aborted",'
+    ' "error": "obstruction_detected", "state": "open"}',
     'perception: search obj=step_stool area=kitchen result=NOT_FOUND',
     'state_clf | target=stove_burner | pred=off | p=0.41 | REJECTED (p<0.60)',  # the whole record
 ])

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
-from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes
+from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes, undone
 from brainmem_ros.encoders.reading_base import HELD, PLACE_PREPS, POWER
 from brainmem_ros.encoders.record_fields import (
     ASIDE,
@@ -67,15 +67,8 @@ _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|mi
                      r'failed|unknown|searching|looking)\b', re.IGNORECASE)
 
 
-# A task's outcome that says it did not happen, or not yet, under a key of outcomes.
-_OUTCOME_KEYS = frozenset({'status', 'result', 'outcome'})
-_UNDONE = frozenset({'queued', 'pending', 'scheduled', 'planned', 'waiting', 'aborted', 'cancelled',
-                     'canceled', 'failed', 'failure', 'error', 'timeout', 'timed_out', 'rejected', 'skipped',
-                     'not_found', 'notfound', 'missing'})
-# A failure the call returned ("target=light.porch -> error: device unreachable").
-_FAILED_AFTER = re.compile(r'(?:->|=>|→)\s*(?:error|fail(?:ed|ure)?|fault|timeout)\b', re.IGNORECASE)
-# A field of its own that drops the whole record ("| REJECTED (p<0.60)", "DISCARDED low_conf").
-_DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered', 'invalid'})
+# Leading words with digits in them: time stamps, frame and track ids.
+_STAMPS = re.compile(r'^(?:\S*\d\S*\s+)+')
 # Fields within a field ("tag: thing: state") read at most this deep.
 _MAX_NESTING = 8
 # Words between a thing and its state in a telegraphic line: the state holds.
@@ -108,9 +101,8 @@ class RecordReader:
         if not _RECORD.search(text):
             return []
         keyed = [(role_key(k) if k is not None else None, v) for k, v in split_fields(text)]
-        if any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE) or _FAILED_AFTER.search(v)
-               or (k is None and v.split()[0].lower() in _DROPPED) for k, v in keyed if v.split()):
-            return []  # "fetch item=dog_lead status=ABORTED", "... pred=off | REJECTED (p<0.60)"
+        if undone(keyed):
+            return []
         # A field that denies or doubts ("no cup", "rejected: cat (0.18)", "expected CLOSED")
         # states nothing.
         fields = [(k, v) for k, v in keyed if not _DENIED.search(v)]
@@ -143,6 +135,12 @@ class RecordReader:
         done = task_changes(self, fields)
         told = {(d.object, d.attribute) for d in done}
         return [c for c in found if (c.object, c.attribute) not in told] + done
+
+    def undone(self, text: str) -> bool:
+        """Whether ``text`` is a record that says what it reports did not happen (a task that
+        failed or waits, a detection rejected): nothing in the line is a change then."""
+        return bool(_RECORD.search(text)) and undone(
+            [(role_key(k) if k is not None else None, v) for k, v in split_fields(text)])
 
     def sentences(self, text: str) -> list[str]:
         """Prose inside a record, which the parse of the whole line splits wrongly: a quoted
@@ -186,7 +184,9 @@ class RecordReader:
         key, value = fields[i - 1]
         if key is not None and key not in THING_KEYS:
             return ''
-        return self.thing(value.rsplit(': ', 1)[-1])
+        value = value.rsplit(': ', 1)[-1]
+        # After a time stamp or an id: "2024-06-01T07:10:03Z cover.garage_door state=closed".
+        return self.thing(value) or self.thing(_STAMPS.sub('', value))
 
     def _detected(self, value: str) -> tuple[str, str]:
         """A thing given with its confidence ("det: cup 0.88", "TV 0.95 in living room"), and

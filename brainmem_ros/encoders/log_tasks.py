@@ -5,9 +5,9 @@ Task executors and home automation log an action with its arguments as fields:
 target=light.porch``, ``fetch item=dog_lead to=user:Aroha status=done``. The verb says
 what the thing's state is once the task is done (closed, locked, off), and a task that
 brought or handed a thing to a person leaves it with that person. Only a record that says
-the task succeeded states that (the executor's log also records what it was asked and
-what failed; :class:`~brainmem_ros.encoders.log_records.RecordReader` drops records that
-say it did not happen).
+the task succeeded states that: the executor's log also records what it was asked and
+what failed. :func:`undone` tells a record that says it did not happen (a task that failed
+or waits, a detection rejected), of which nothing is read.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class Namer(Protocol):
         """``text`` as the name of a thing, or ''."""
         ...
 
+
 # The state a thing is in once the task named by the verb is done: (attribute, value).
 _DONE_STATES = {
     'open': ('state', 'open'), 'close': ('state', 'closed'), 'shut': ('state', 'closed'),
@@ -38,6 +39,14 @@ _HANDING = frozenset({'fetch', 'bring', 'deliver', 'hand', 'handover', 'give', '
 _SUCCESS = frozenset({'success', 'succeeded', 'successful', 'ok', 'done', 'complete', 'completed',
                       'finished'})
 _OUTCOME_KEYS = frozenset({'status', 'result', 'outcome'})
+# A task's outcome that says it did not happen, or not yet, under a key of outcomes.
+_UNDONE = frozenset({'queued', 'pending', 'scheduled', 'planned', 'waiting', 'aborted', 'cancelled',
+                     'canceled', 'failed', 'failure', 'error', 'timeout', 'timed_out', 'rejected', 'skipped',
+                     'not_found', 'notfound', 'missing'})
+# A failure the call returned ("target=light.porch -> error: device unreachable").
+_FAILED_AFTER = re.compile(r'(?:->|=>|→)\s*(?:error|fail(?:ed|ure)?|fault|timeout)\b', re.IGNORECASE)
+# A field of its own that drops the whole record ("| REJECTED (p<0.60)", "DISCARDED low_conf").
+_DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered', 'invalid'})
 _VERB_KEYS = frozenset({'service', 'action', 'task', 'cmd', 'command'})
 #: Keys of what software is asked to do, which name no thing ("domain=light service=turn_off").
 CALL_KEYS = _VERB_KEYS | {'domain', 'job', 'type'}
@@ -73,3 +82,12 @@ def _verb(fields: list[Field]) -> str:
     if fields and fields[0][0] is None and fields[0][1].split():
         return fields[0][1].split()[-1].lower().rstrip(':')
     return ''
+
+
+def undone(fields: list[tuple[str | None, str]]) -> bool:
+    """A record's fields say it did not happen: "fetch item=dog_lead status=ABORTED", "... pred=off
+    | REJECTED (p<0.60)", "score=0.22 dropped=true", "target=light.porch -> error: unreachable"."""
+    return any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE) or _FAILED_AFTER.search(v)
+               or (k is None and v.split()[0].lower() in _DROPPED)
+               or (k in _DROPPED and v.split()[0].lower() in {'true', 'yes', '1'})
+               for k, v in fields if v.split())

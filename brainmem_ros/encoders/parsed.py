@@ -156,6 +156,9 @@ class SpacyExtractor:
     def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
         """Entities, actions, state changes and outcome stated in ``text``."""
         found = self._read(text).extraction(known_entities)
+        if self._records.undone(text):
+            # A record of what failed or was rejected: what its words would say did not happen.
+            return dataclasses.replace(found, state_changes=()) if found.state_changes else found
         parsed = found.state_changes
         for sentence in self._records.sentences(text):
             parsed += self._read(sentence).state_changes()

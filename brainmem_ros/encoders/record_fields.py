@@ -15,10 +15,12 @@ from collections.abc import Iterator
 
 Field = tuple[str | None, str]
 
-# "key": "value" (JSON) and key="value" (XML attributes).
-_QUOTED = re.compile(r'"([A-Za-z_]+)"\s*:\s*"([^"]*)"|\b([A-Za-z_]+)="([^"]*)"')
+# "key": "value" or a number or truth value (JSON), and key="value" (XML attributes).
+_QUOTED = re.compile(r'"([A-Za-z_]+)"\s*:\s*(?:"([^"]*)"|(-?\d+(?:\.\d+)?|true|false)\b)'
+                     r'|\b([A-Za-z_]+)="([^"]*)"')
 _TAG = re.compile(r'^\s*\[[^\[\]]*\]\s*')  # "[seg] towel", "[INFO] [nav2]"
-_SPLIT = re.compile(r'\s*(?:\||;|>>|\t|\s{3,}|,\s+|\s-\s|\s{2,}(?=[A-Za-z]+:)|\.\s+(?=[A-Z]))\s*')
+# Lines of their own (YAML, a multi-line entry) are fields too.
+_SPLIT = re.compile(r'\s*(?:\||;|>>|\t|\n|\s{3,}|,\s+|\s-\s|\s{2,}(?=[A-Za-z]+:)|\.\s+(?=[A-Z]))\s*')
 _KEY_VALUE = re.compile(r'([A-Za-z_]\w*)=(.+?)(?=\s+[A-Za-z_]\w*=|$)')
 _SPACED_EQUALS = re.compile(r'\s+=\s+')  # "front door = CLOSED": a thing and its state
 COLON = re.compile(r'^([^:]{1,40}?)\s*:\s*(.+)$')
@@ -30,8 +32,8 @@ _BRACKETED = re.compile(r'\(([^()]*)\)|\[([^\[\]]*)\]')
 _NUMERIC = re.compile(r'^[\d\s.,:;%+\-]*$')
 
 # Keys by the role of their value.
-THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'item', 'name', 'thing', 'device', 'entity',
-                        'entity_id', 'subject'})
+THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'cls', 'class_name', 'category', 'item', 'name',
+                        'thing', 'device', 'entity', 'entity_id', 'subject'})
 PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
                          'zone', 'where', 'target', 'region', 'dst', 'dest', 'destination'})
 STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction', 'new_state'})
@@ -73,8 +75,8 @@ def _unbracket(match: re.Match[str]) -> str:
 
 def split_fields(text: str) -> Iterator[Field]:
     """(key or None, value) of each field of a record, in order; boxes and coordinates dropped."""
-    for json_key, json_value, xml_key, xml_value in _QUOTED.findall(text):
-        yield (json_key or xml_key), (json_value or xml_value)
+    for json_key, json_value, json_number, xml_key, xml_value in _QUOTED.findall(text):
+        yield (json_key or xml_key), (json_value or json_number or xml_value)
     rest = _SPACED_EQUALS.sub(': ', _BRACKETED.sub(_unbracket, _QUOTED.sub(' | ', text)))
     # A comma in brackets ("(puddle, 0.84)") does not end the field.
     rest = ASIDE.sub(lambda m: m.group(0).replace(',', ' '), rest)
