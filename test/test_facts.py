@@ -505,6 +505,17 @@ def test_other_names_of_the_same_thing(mem: BrainMem) -> None:
     assert mem.state_of('package', attribute='location')[0].value == 'porch bench'
 
 
+def test_a_part_or_value_named_after_its_thing_is_the_things(mem: BrainMem) -> None:
+    """"The front door lock" is locked when the front door is; "the oven temperature" is the
+    oven's; asked either way, the same facts answer."""
+    mem.store('2024-09-14 22:41:00 | lock.front_door | unlocked | method=keypad', stamp=T0)
+    mem.store('The oven temperature is 180 degrees.', stamp=T0 + 60)
+    assert mem.state_of('front door lock', attribute='state')[0].value == 'unlocked'
+    assert mem.state_of('the front door', attribute='state')[0].value == 'unlocked'
+    assert '180' in mem.state_of('the oven temperature')[0].value
+    assert '180' in mem.state_of('oven')[0].value
+
+
 def test_a_pronoun_in_the_next_turn_is_the_thing_placed_before(mem: BrainMem) -> None:
     ep = 'talk-ocarina'
     mem.store("Ines: I've put my ocarina in the desk drawer.", stamp=T0, episode_id=ep)

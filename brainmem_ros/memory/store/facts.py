@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from brainmem_ros.memory.discourse import told_of
-from brainmem_ros.memory.entity_names import aliases, holding
+from brainmem_ros.memory.entity_names import aliases, holding, shown_by
 from brainmem_ros.memory.facts import (
     DERIVED_TYPES,
     POSITION,
@@ -292,8 +292,9 @@ class FactStore:
         key = entity_key(name)
         if not key:
             return []
-        # The name as typed and as other names of the same thing ("fridge", "refrigerator").
-        names = [name, *aliases(name)]
+        # The name as typed and as other names of the same thing ("fridge", "refrigerator"), and
+        # the thing a part or value of it names ("the front door lock", "the oven temperature").
+        names = list(dict.fromkeys([name, *aliases(name), shown_by(name)]))
         heads = sorted({singular(w) for n in names for w in entity_key(n).split()})
         rows = [r[0] for r in self.store._query(
             f'SELECT DISTINCT entity FROM facts WHERE head IN ({qmarks(len(heads))})', heads)]
