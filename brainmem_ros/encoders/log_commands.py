@@ -18,20 +18,17 @@ A dependency parse of such a line finds no verb and no place. This reads each st
 
 A step that reports a failure, a rejection or a plan (``grasp toolbox: failed``) states
 nothing; the thing and the place are named as
-:class:`~brainmem_ros.encoders.log_records.RecordReader` names them.
+:class:`~brainmem_ros.encoders.record_names.RecordNames` names them.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.reading_base import HELD, POWER
 from brainmem_ros.encoders.record_fields import PLACE_KEYS, STATE_KEYS, THING_KEYS, role_key
+from brainmem_ros.encoders.record_names import RecordNames
 from brainmem_ros.memory.types import StateChange
-
-if TYPE_CHECKING:
-    from brainmem_ros.encoders.log_records import RecordReader
 
 _PUTTING = frozenset({'place', 'placed', 'put', 'drop', 'dropped', 'move', 'moved', 'set', 'stow', 'stowed',
                       'deliver', 'delivered', 'return', 'returned', 'store', 'stored', 'hang', 'hung',
@@ -54,7 +51,7 @@ _STEP = re.compile(r'^([A-Za-z]+)\b\s*(.*)$')
 _TAG = re.compile(r'^\w+:\s+(?=\w+\s)')  # "exec: place sponge -> sink", not "moved keys: bowl -> .."
 
 
-def commanded(reader: RecordReader, text: str) -> list[StateChange]:
+def commanded(reader: RecordNames, text: str) -> list[StateChange]:
     """The changes the steps of an action log line state (none for prose)."""
     if not _ARROW.search(text) and not _MARKED.search(text):
         return []
@@ -87,7 +84,7 @@ def commanded(reader: RecordReader, text: str) -> list[StateChange]:
     return found
 
 
-def _called(reader: RecordReader, step: str) -> list[StateChange] | None:
+def _called(reader: RecordNames, step: str) -> list[StateChange] | None:
     """A step written as a call or an attribute path, or None when it is neither: "task
     place(drill, closet_shelf) ok" (done only when the step says so: "cmd recv: move(towel,
     laundry)" is an order), "cup_green.location = drying_rack", "oven.power = off"."""

@@ -1,0 +1,129 @@
+"""The names of things and places in log records: what a field's words name, if anything.
+
+A record names things as software writes them: identifiers (``watering_can``,
+``light.porch``, ``front_porch``), calls (``pick(mug)``), tags before the name
+(``DRAWER-CLS left drawer``), counts and codes (``4 glasses``, ``printer 2``). A thing must be
+a noun phrase whose head the lexicon knows as a noun (or any head, where a key says the field
+names a thing) and which is neither an abstract word, a state word nor a part of the robot.
+"""
+
+from __future__ import annotations
+
+import re
+
+from brainmem_ros.encoders.lexicon import NOUN_TYPES
+from brainmem_ros.encoders.reading_base import PLACE_PREPS
+from brainmem_ros.encoders.record_fields import ASIDE, CONFIDENCE
+from brainmem_ros.memory.types import normalise_name
+
+CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
+_DOTTED = re.compile(r'^([a-z]+(?:_[a-z]+)*)\.([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$')  # "switch.kitchen_light"
+CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?)$')
+_NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
+#: Prepositions of place a record writes before a place ("on", "next"...).
+RECORD_PLACE_PREPS = (PLACE_PREPS - {'to', 'over'}) | {'next'}
+_LEADING = RECORD_PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'front', 'in'}
+# Verbs of seeing before a thing's name ("found car_keys at=hallway_console").
+_SIGHTED = frozenset({'found', 'seen', 'saw', 'spotted', 'detected', 'located', 'observed', 'noticed'})
+
+
+class RecordNames:
+    """Names things and places in a record's fields (see the module)."""
+
+    def __init__(self, nouns: frozenset[str], stop: frozenset[str], states: frozenset[str],
+                 self_vocab: frozenset[str]) -> None:
+        self.nouns = nouns
+        self.stop = stop
+        self.states = states
+        self.self_vocab = self_vocab
+
+    def tail_thing(self, text: str) -> str:
+        """The thing ``text`` names after a software tag ("DRAWER-CLS left drawer" -> left
+        drawer, "track#14 'backpack'" -> backpack): leading words that are no plain words
+        (capitals, digits or marks in them) are dropped."""
+        call = CALL.match(text.strip())
+        if call:
+            return self.thing(call.group(1))
+        words = text.split()
+        while len(words) > 1 and not (words[0].isalpha() and not words[0].isupper()):
+            words.pop(0)
+        return self.thing(' '.join(words))
+
+    def thing(self, text: str, *, keyed: bool = False) -> str:
+        """``text`` as the name of a thing, or '' when it is not one (see the module).
+
+        ``keyed``: the field's key says it names a thing or a place ("loc: nightstand"),
+        so a head the lexicon does not know is taken too.
+        """
+        text = text.strip().rstrip(':')  # "door_front: state=closed": the tag of the fields after it
+        call = CALL.match(text)
+        if call:
+            text = call.group(1)
+        if dotted := _DOTTED.match(text):  # "light.porch" (the porch light), "lock.front_door"
+            kind, name = dotted.groups()
+            where = all(NOUN_TYPES.get(w) == 'place' for w in name.split('_'))
+            # A device kind names the thing unless its name ends in a device of its own:
+            # "light.hallway_ceiling" is the hallway ceiling light, "light.floor_lamp" a lamp.
+            device = NOUN_TYPES.get(kind) == 'appliance' != NOUN_TYPES.get(name.split('_')[-1])
+            text = f'{name}_{kind}' if (where or device) and kind in self.nouns else name
+        if not _NAME_CHARS.match(text):
+            return ''
+        words = [w.strip('\'"#.,') for w in text.replace('_', ' ').split()]
+        words = [w for w in words if w]
+        while words and CONFIDENCE.match(words[-1]):
+            words.pop()
+        while words and ((words[0].lower() in self.stop and words[0].lower() in self.nouns
+                          and not _identifier(text)) or words[0].isdigit()):
+            words.pop(0)  # "object 'kettle'": a vague noun before the name; "4 glasses": a count
+        if not words or len(words) > 4 or not all(w.isalpha() or CODE.match(w) for w in words):
+            return ''
+        head_at = len(words) - 1
+        if head_at > 0 and CODE.match(words[head_at]):
+            head_at -= 1  # "printer 2", "bed 4", "pallet 07"
+        lowered = [w.lower() for w in words]
+        head = self._singular(lowered[head_at])
+        # A state word heads no thing ("drawer closed"), bar a noun named with another
+        # word ("porch light").
+        stated = head in self.states and not (head in self.nouns and head_at > 0)
+        # An identifier's words are one name ("watering_can"): none of them is a function word.
+        stop = frozenset() if _identifier(text) else self.stop
+        if not head.isalpha() or (head not in self.nouns and not keyed) or head in stop or stated \
+                or any(w in self.states or w in stop for w in lowered[:head_at]):
+            return ''
+        name = normalise_name(' '.join([*lowered[:head_at], head, *lowered[head_at + 1:]]))
+        # The robot's own parts, named in the singular and alone: "batteries" in a drawer and
+        # a "sofa arm" are things.
+        alone = name in self.self_vocab or (head in self.self_vocab and head_at == 0)
+        own = alone and lowered[head_at] == head
+        return '' if own else name
+
+    def place(self, text: str, *, keyed: bool = False) -> str:
+        """The place a field's value names: its first noun phrase, without the preposition
+        before it ("under the window in the bedroom" -> window, "bowl by the door" -> bowl)."""
+        if _identifier(text) and (whole := self.thing(text, keyed=keyed)):
+            return whole  # an identifier names its place whole ("front_porch", "top_shelf")
+        words = [w.strip('\'".,') for w in ASIDE.sub(' ', text).replace('_', ' ').split()]
+        words = [w for w in words if w]
+        while words and words[0].lower() in _LEADING:
+            words.pop(0)
+        phrase: list[str] = []
+        for word in words:
+            if word.lower() in _LEADING - {'top', 'front'}:
+                break
+            phrase.append(word)
+        return self.thing(' '.join(phrase), keyed=keyed) if phrase else ''
+
+    def _singular(self, word: str) -> str:
+        if word in self.nouns or not word.endswith('s'):
+            return word
+        for stem in (word[:-3] + 'y' if word.endswith('ies') else '', word[:-2], word[:-1]):
+            if stem and stem in self.nouns:
+                return stem
+        return word
+
+
+def _identifier(text: str) -> bool:
+    """A software identifier ("watering_can", "front_porch"): words joined by underscores."""
+    text = text.strip()
+    return '_' in text and ' ' not in text
+
