@@ -90,6 +90,24 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
      {('teddy bear', 'location', 'crib')}),
     ('{"object": "kettle", "state": "on", "temp": 96}',
      {('kettle', 'power', 'on'), ('kettle', 'temperature', '96')}),
+    # A colour tells a thing from others of its kind; a tracker's tag is its thing.
+    ('[INFO] [1718000600.402] [object_tracker]: track_id=14 label=mug color=blue zone=dining_table',
+     {('blue mug', 'location', 'dining table')}),
+    ('tracker tag=tv_remote x=7.40 y=1.90 zone=living_room rssi=-70',
+     {('tv remote', 'location', 'living room')}),
+    # Who holds it; a path of places; a verb of seeing before the thing; a delivery's recipient.
+    ('INV-UPDATE item="cordless drill" loc=- holder=Marcus reason=checkout',
+     {('cordless drill', 'location', 'marcus')}),
+    ('INV-UPDATE item="tape measure" qty=1 loc=garage/drawer_2 holder=-',
+     {('tape measure', 'location', 'garage drawer 2')}),
+    ('perception: found car_keys at=hallway_console conf=0.95', {('car key', 'location', 'hallway console')}),
+    ('planner: task=deliver_keys status=succeeded object=car_keys delivered_to=Tom',
+     {('car key', 'location', 'tom')}),
+    # XML elements are fields; a thing's "state" may be a task's word ("finished").
+    ('<appliance id="dishwasher" room="kitchen"><state>running</state><program>eco 50</program></appliance>',
+     {('dishwasher', 'location', 'kitchen'), ('dishwasher', 'state', 'running')}),
+    ('<appliance id="washing_machine"><state>finished</state></appliance>',
+     {('washing machine', 'state', 'finished')}),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
@@ -107,6 +125,7 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     'TASK#419 tidy item=dog_lead to=coat_hooks status=QUEUED',
     'call_service domain=light service=turn_off target=light.hall -> error: device unreachable',
     'frame=6012 cls=teddy_bear score=0.22 room=kitchen surface=floor dropped=true (score<0.50)',
+    'track_id=22 label=mug color=white zone=dishwasher conf=0.41 below threshold 0.60, detection ignored',
     # A failed task: nothing its words would say (the door left "open" by an obstruction).
     '{"entity_id": "cover.garage_door", "command": "close", "result": "aborted",'
     ' "error": "obstruction_detected", "state": "open"}',

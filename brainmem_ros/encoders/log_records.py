@@ -34,7 +34,9 @@ from brainmem_ros.encoders.record_fields import (
     ASIDE,
     BATTERY_KEYS,
     COLON,
+    COLOUR_KEYS,
     CONFIDENCE,
+    HOLDER_KEYS,
     MEASURES,
     PLACE_KEYS,
     ROLE_KEYS,
@@ -61,6 +63,8 @@ _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 # A field that denies or doubts what it names.
 _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
                      r'failed|unknown|searching|looking)\b', re.IGNORECASE)
+# A person's name as a field's value ("Marcus", "user:Aroha").
+_PERSON = re.compile(r"^(?:(?:user|person|human|resident|guest):\s*)?([A-Z][a-z]+(?:['-][A-Za-z]+)?)$")
 # Leading words with digits in them: time stamps, frame and track ids.
 _STAMPS = re.compile(r'^(?:\S*\d\S*\s+)+')
 # Fields within a field ("tag: thing: state") read at most this deep.
@@ -106,8 +110,14 @@ class RecordReader(RecordNames):
                     found += [StateChange(holder, 'location', '', p) for p in [self.place(value, keyed=True)]
                               if p and p != holder]
             elif key in STATE_KEYS:
-                # "status: batt 54%": a field of its own under a heading.
-                found += (self._state(holder, value, keyed=True) if holder else []) or self._pair(value)
+                # "status: batt 54%": a field of its own under a heading. A "state" is a thing's
+                # ("<state>finished</state>"); a "status" may be its task's ("status=done").
+                found += (self._state(holder, value, keyed=True, process=key == 'state') if holder else []
+                          ) or self._pair(value)
+            elif key in HOLDER_KEYS:
+                person = _PERSON.match(value.strip())
+                found += [StateChange(holder, 'location', '', person.group(1).lower())
+                          ] if holder and person else []
             elif key == 'from':
                 before = value
             elif key == 'to':
@@ -146,9 +156,12 @@ class RecordReader(RecordNames):
 
     def _subject(self, fields: list[Field]) -> tuple[str, list[StateChange]]:
         """The thing the record is about, and where it is when a detection says so."""
+        colour = next((v.strip().lower() for k, v in fields
+                       if k in COLOUR_KEYS and v.strip().isalpha()), '')
         for key, value in fields:
             if key in THING_KEYS and (named := self.thing(value, keyed=True)):
-                return named, []
+                # "label=mug color=blue": the blue mug, not the white one.
+                return (f'{colour} {named}' if colour and colour not in named.split() else named), []
         if any(k in STATE_KEYS for k, _ in fields):  # "state_clf | target=kettle | pred=boiling"
             for key, value in fields:
                 if key == 'target' and (named := self.thing(value, keyed=True)):
@@ -198,9 +211,11 @@ class RecordReader(RecordNames):
         thing = self.thing(key) if key not in ROLE_KEYS | CALL_KEYS else ''
         return self._state(thing, value) if thing else []
 
-    def _state(self, thing: str, value: str, *, keyed: bool = False) -> list[StateChange]:
+    def _state(self, thing: str, value: str, *, keyed: bool = False, process: bool = False
+               ) -> list[StateChange]:
         """``thing`` is in the state ``value`` names (the last of "closed->open"); ``keyed``: any word
-        under a state key ("state=brewing"), else a state word."""
+        under a state key ("state=brewing"), else a state word; ``process``: also a word of a
+        task's progress ("finished")."""
         words = _ARROW.split(ASIDE.sub(' ', value).strip())[-1].split()
         while words and CONFIDENCE.match(words[-1]):
             words.pop()  # "OPEN conf=0.88" (its key is gone), "closed 0.99"
@@ -210,7 +225,7 @@ class RecordReader(RecordNames):
         if word == HELD:
             return [StateChange(thing, 'location', '', HELD)]
         if (word not in self.states and not (keyed and word.isalpha() and word not in ROLE_KEYS)) \
-                or word in PROCESS_STATES:
+                or (word in PROCESS_STATES and not process):
             return []
         return [StateChange(thing, 'power' if word in POWER else 'state', '', word)]
 

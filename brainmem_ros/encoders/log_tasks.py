@@ -78,7 +78,9 @@ def _verb(fields: list[Field]) -> str:
     record's leading field ("TASK#416 close")."""
     for key, value in fields:
         if key in _VERB_KEYS and value.strip():
-            return value.strip().lower().split('.')[-1]
+            verb = value.strip().lower().split('.')[-1]
+            # "task=deliver_keys": the verb and its thing.
+            return verb if verb in _DONE_STATES else verb.split('_')[0]
     if fields and fields[0][0] is None and fields[0][1].split():
         return fields[0][1].split()[-1].lower().rstrip(':')
     return ''
@@ -88,6 +90,6 @@ def undone(fields: list[tuple[str | None, str]]) -> bool:
     """A record's fields say it did not happen: "fetch item=dog_lead status=ABORTED", "... pred=off
     | REJECTED (p<0.60)", "score=0.22 dropped=true", "target=light.porch -> error: unreachable"."""
     return any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE) or _FAILED_AFTER.search(v)
-               or (k is None and v.split()[0].lower() in _DROPPED)
+               or (k is None and {v.split()[0].lower(), v.split()[-1].lower()} & _DROPPED)
                or (k in _DROPPED and v.split()[0].lower() in {'true', 'yes', '1'})
                for k, v in fields if v.split())

@@ -18,6 +18,7 @@ Field = tuple[str | None, str]
 # "key": "value" or a number or truth value (JSON), and key="value" (XML attributes).
 _QUOTED = re.compile(r'"([A-Za-z_]+)"\s*:\s*(?:"([^"]*)"|(-?\d+(?:\.\d+)?|true|false)\b)'
                      r'|\b([A-Za-z_]+)="([^"]*)"')
+_ELEMENT = re.compile(r'<([A-Za-z_]+)>([^<>]*)</\1>')  # XML: "<door>closed</door>"
 _TAG = re.compile(r'^\s*\[[^\[\]]*\]\s*')  # "[seg] towel", "[INFO] [nav2]"
 # Lines of their own (YAML, a multi-line entry) are fields too.
 _SPLIT = re.compile(r'\s*(?:\||;|>>|\t|\n|\s{3,}|,\s+|\s-\s|\s{2,}(?=[A-Za-z]+:)|\.\s+(?=[A-Z]))\s*')
@@ -33,15 +34,20 @@ _NUMERIC = re.compile(r'^[\d\s.,:;%+\-]*$')
 
 # Keys by the role of their value.
 THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'cls', 'class_name', 'category', 'item', 'name',
-                        'thing', 'device', 'entity', 'entity_id', 'subject'})
+                        'thing', 'device', 'entity', 'entity_id', 'subject', 'id', 'tag'})
+#: Keys whose value is the person who has the thing ("holder=Marcus", "delivered_to=Tom").
+HOLDER_KEYS = frozenset({'holder', 'held_by', 'carried_by', 'delivered_to', 'handed_to', 'given_to',
+                         'recipient'})
+#: Keys of a thing's colour, which tells it from others of its kind ("label=mug color=blue").
+COLOUR_KEYS = frozenset({'color', 'colour'})
 PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
                          'zone', 'where', 'target', 'region', 'dst', 'dest', 'destination'})
 STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction', 'new_state'})
 BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',
             'setpoint': 'setting'}
-ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) | {
-    'from', 'to', 'rel', 'relation'}
+ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) | HOLDER_KEYS | COLOUR_KEYS \
+    | {'from', 'to', 'rel', 'relation'}
 
 
 def role_key(key: str) -> str:
@@ -77,6 +83,9 @@ def split_fields(text: str) -> Iterator[Field]:
     """(key or None, value) of each field of a record, in order; boxes and coordinates dropped."""
     for json_key, json_value, json_number, xml_key, xml_value in _QUOTED.findall(text):
         yield (json_key or xml_key), (json_value or json_number or xml_value)
+    for tag, inner in _ELEMENT.findall(text):  # "<state>running</state>"
+        yield tag, inner.strip()
+    text = _ELEMENT.sub(' | ', text)
     rest = _SPACED_EQUALS.sub(': ', _BRACKETED.sub(_unbracket, _QUOTED.sub(' | ', text)))
     # A comma in brackets ("(puddle, 0.84)") does not end the field.
     rest = ASIDE.sub(lambda m: m.group(0).replace(',', ' '), rest)

@@ -72,6 +72,8 @@ class RecordNames:
         words = [w for w in words if w]
         while words and CONFIDENCE.match(words[-1]):
             words.pop()
+        while len(words) > 1 and words[0].lower() in _SIGHTED:
+            words.pop(0)  # "found car_keys"
         while words and ((words[0].lower() in self.stop and words[0].lower() in self.nouns
                           and not _identifier(text)) or words[0].isdigit()):
             words.pop(0)  # "object 'kettle'": a vague noun before the name; "4 glasses": a count
@@ -100,6 +102,7 @@ class RecordNames:
     def place(self, text: str, *, keyed: bool = False) -> str:
         """The place a field's value names: its first noun phrase, without the preposition
         before it ("under the window in the bedroom" -> window, "bowl by the door" -> bowl)."""
+        text = text.replace('/', ' ')  # a path of places, outer first: "garage/shelf_B"
         if _identifier(text) and (whole := self.thing(text, keyed=keyed)):
             return whole  # an identifier names its place whole ("front_porch", "top_shelf")
         words = [w.strip('\'".,') for w in ASIDE.sub(' ', text).replace('_', ' ').split()]
