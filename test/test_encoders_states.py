@@ -194,6 +194,9 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'Could you hold the door open for the delivery man?',
     'I tried putting the cup on the shelf.',  # an attempt: whether it worked is not said
     "I'm opening the window later.",          # a plan
+    'Please keep the lamp switched on.',      # a request
+    'The lamp should be switched off.',
+    'Sam switched off.',                      # a person is switched nothing
 ])
 def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
@@ -366,3 +369,16 @@ def test_scenes_that_state_nothing(x: SpacyExtractor, text: str) -> None:
 ])
 def test_contractions_and_switches(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    # A caption's thing switched on or off, with no verb of its own.
+    ('a dim living room with a floor lamp switched on', StateChange('floor lamp', 'power', '', 'on')),
+    ('a hallway with the front door closed and a lamp turned on', StateChange('lamp', 'power', '', 'on')),
+    ('a laptop switched off on a desk', StateChange('laptop', 'power', '', 'off')),
+    # A word of degree between the thing and its state.
+    ('a living room in daylight with grey curtains wide open',
+     StateChange('grey curtain', 'state', '', 'open')),
+])
+def test_things_switched_or_opened_in_a_scene(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    assert change in _changes(x, text), _changes(x, text)

@@ -33,6 +33,10 @@ _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
 # Words of a time to come: "I'm opening it later" is a plan.
 _LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
 _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
+# Verbs of switching a thing on or off ("a lamp switched on").
+_SWITCHING = frozenset({'switch', 'turn', 'power', 'flip'})
+# Words of degree between a thing and its state ("curtains wide open").
+_DEGREES = frozenset({'wide', 'half', 'partly', 'partially', 'slightly', 'fully', 'halfway'})
 
 
 class StateReading(MeasureReading):
@@ -64,6 +68,7 @@ class StateReading(MeasureReading):
                 found.extend(self._result_state(tok, names))
                 found.extend(self._holding(tok, names) or self._placement(tok, names))
         found.extend(self._scene(names))
+        found.extend(self._switched(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
 
@@ -93,11 +98,36 @@ class StateReading(MeasureReading):
                     names[i] = name
         return names, own
 
+    def _switched(self, names: dict[int, str]) -> list[StateChange]:
+        """A thing switched on or off by a verb with no object: "a floor lamp switched on".
+
+        Also "the TV turned off" and "a switched-off television". An act with its object ("she
+        turned on the TV") is the state layer's; a person is switched nothing ("Sam switched off").
+        """
+        found: list[StateChange] = []
+        for tok in self.doc:
+            verb = tok.head
+            if tok.lower_ not in POWER or tok.dep_ != 'prt' or verb.lemma_ not in _SWITCHING \
+                    or verb.tag_ not in {'VBN', 'VBD'} or has_object(verb) or self._negated(verb) \
+                    or self._asked(verb) or any(self._unreal(a) for a in (verb, *verb.ancestors)):
+                continue
+            before = verb.i - 1
+            thing = self.doc[before] if before >= 0 else verb
+            if before in names and self.heads.get(before) == before and tok.i == verb.i + 1 \
+                    and thing.pos_ != 'PROPN' and NOUN_TYPES.get(thing.lemma_.lower()) != 'person':
+                found.append(StateChange(names[before], 'power', '', tok.lower_))  # "lamp switched on"
+            elif verb.dep_ == 'amod' and verb.head.i in names and verb.head.i > tok.i:
+                found.append(StateChange(names[verb.head.i], 'power', '', tok.lower_))  # "switched-off TV"
+        return found
+
     def _subject_of_state(self, tok: Token, names: dict[int, str]) -> str:
-        if tok.i > 0 and self.heads.get(tok.i - 1) == tok.i - 1 and tok.i - 1 in names:
+        before = tok.i - 1
+        while before > 0 and self.doc[before].lower_ in _DEGREES:
+            before -= 1  # "curtains wide open", "the window half closed"
+        if before >= 0 and self.heads.get(before) == before and before in names:
             # Right after the thing, however the parser hung it: "Door check: garage door
             # OPEN", "left the door open".
-            return names[tok.i - 1]
+            return names[before]
         if tok.head.i in names and tok.head.i < tok.i and self.heads.get(tok.head.i) == tok.head.i:
             return names[tok.head.i]  # "door ajar" hung on the door
         # The subject of the word, of its auxiliary ("the printer is jammed" hung on "is"), or of
