@@ -35,6 +35,9 @@ def _changes(x: SpacyExtractor, text: str) -> set[StateChange]:
     ('She switched the oven on.', StateChange('oven', 'power', '', 'on')),
     ('Turned the desk fan off.', StateChange('desk fan', 'power', '', 'off')),
     ('I switched off the lights and left.', StateChange('light', 'power', '', 'off')),
+    # An appliance put on is switched on; one started is running.
+    ('I put the kettle on.', StateChange('kettle', 'power', '', 'on')),
+    ('Kemi: I have started the dishwasher as well.', StateChange('dishwasher', 'state', '', 'running')),
 ])
 def test_result_state_of_a_done_act(x: SpacyExtractor, text: str, change: StateChange) -> None:
     got = _changes(x, text)
@@ -197,6 +200,8 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'Please keep the lamp switched on.',      # a request
     'The lamp should be switched off.',
     'Sam switched off.',                      # a person is switched nothing
+    'I put my coat on.',                      # worn, not switched on
+    'I will start the dishwasher later.',
 ])
 def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

@@ -33,6 +33,8 @@ _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
 # Words of a time to come: "I'm opening it later" is a plan.
 _LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
 _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
+# Verbs that set an appliance going ("started the dishwasher": running).
+_STARTING = frozenset({'start', 'run'})
 # Verbs of switching a thing on or off ("a lamp switched on").
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip'})
 # Words of degree between a thing and its state ("curtains wide open").
@@ -154,7 +156,8 @@ class StateReading(MeasureReading):
         # "switched off the lights" is parsed with the object under the particle, or with the
         # particle as a preposition right after the verb.
         particles = [c for c in tok.children if c.dep_ == 'prt' or (
-            c.dep_ == 'prep' and c.lower_ in POWER and c.i == tok.i + 1)
+            c.dep_ == 'prep' and c.lower_ in POWER
+            and (c.i == tok.i + 1 or not any(g.dep_ == 'pobj' for g in c.children)))
             or (c.dep_ == 'advmod' and c.lower_ in POWER)]  # "switched the light back on"
         candidates = [g for c in particles for g in c.children if g.dep_ == 'pobj']
         said = [c for c in [*tok.children, *candidates] if c.dep_ in {'dobj', 'obj', 'pobj'}]
@@ -169,10 +172,15 @@ class StateReading(MeasureReading):
             return []
         lemma, word = self._verb_lemma(tok), tok.lower_
         particle = next((c.lower_ for c in particles), '')
+        appliances = all('appliance' in (NOUN_TYPES.get(o.lemma_.lower()), NOUN_TYPES.get(names[o.i]))
+                         for o in objects)
         if particle in POWER:
-            if lemma not in switch_verbs():
+            # "put the kettle on": an appliance put on is switched on (a coat put on is worn).
+            if lemma not in switch_verbs() and not (lemma == 'put' and appliances):
                 return []
             attribute, value = 'power', particle
+        elif lemma in _STARTING and appliances and tok.tag_ in {'VBD', 'VBN'}:
+            attribute, value = 'state', 'running'  # "started the dishwasher"
         elif lemma in self.states and (word.endswith('ed') or word not in self.states):
             attribute, value = 'state', lemma
         elif tok.tag_ == 'VBG' and (done := next((f for f in (lemma + 'd', lemma + 'ed')
