@@ -68,6 +68,9 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('state_clf v2.3 | target=kettle | pred=boiling | p=0.89', {('kettle', 'state', 'boiling')}),
     # Fields split by semicolons; a lone state word is the thing's.
     ('18:10:05;contact.freezer_door;open', {('freezer door', 'state', 'open')}),
+    # A thing given with its state is the record's thing, not the source's bare word.
+    ('18:11:05;vision;ice tray: empty; location: kitchen sink',
+     {('ice tray', 'state', 'empty'), ('ice tray', 'location', 'kitchen sink')}),
     # Home automation ids: the kind of device, then which one.
     ('light.porch: off (timer)', {('porch light', 'power', 'off')}),
     ('switch.kitchen_light: on', {('kitchen light', 'power', 'on')}),

@@ -172,8 +172,13 @@ class RecordReader(RecordNames):
                 if thing:
                     place = self.place(rest) if self._place_field(rest) else ''
                     return thing, [StateChange(thing, 'location', '', place)] if place else []
+        # "vision;ice tray: empty; location: kitchen sink": a thing given with its state names it
+        # before the source's bare word does.
+        stated = next((t for k, v in fields if k is None and (pair := COLON.match(v))
+                       and self._state(t := self.thing(pair.group(1)), pair.group(2)) and t), '')
         # "detect: toolbox conf=0.91 loc=garage_floor": the thing after the software's tag.
-        return next((t for k, v in fields if k is None and (t := self.thing(v.rsplit(': ', 1)[-1]))), ''), []
+        return stated or next((t for k, v in fields
+                               if k is None and (t := self.thing(v.rsplit(': ', 1)[-1]))), ''), []
 
     def _holder(self, fields: list[Field], i: int) -> str:
         """The thing a role field right after a bare thing belongs to ("fire door 3 status=OPEN")."""
