@@ -516,6 +516,13 @@ def test_a_part_or_value_named_after_its_thing_is_the_things(mem: BrainMem) -> N
     assert '180' in mem.state_of('oven')[0].value
 
 
+def test_a_climate_device_is_the_rooms_thermostat_and_heating(mem: BrainMem) -> None:
+    mem.store('{"entity": "climate.bedroom", "hvac_mode": "heat", "target_temp": 19}', stamp=T0)
+    mem.store('{"entity": "climate.bedroom", "hvac_mode": "off"}', stamp=T0 + 600)
+    assert mem.state_of('bedroom heating', attribute='power')[0].value == 'off'
+    assert mem.state_of('bedroom thermostat setpoint', attribute='setting')[0].value == '19'
+
+
 def test_a_pronoun_in_the_next_turn_is_the_thing_placed_before(mem: BrainMem) -> None:
     ep = 'talk-ocarina'
     mem.store("Ines: I've put my ocarina in the desk drawer.", stamp=T0, episode_id=ep)

@@ -68,6 +68,11 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('state_clf v2.3 | target=kettle | pred=boiling | p=0.89', {('kettle', 'state', 'boiling')}),
     # Fields split by semicolons; a lone state word is the thing's.
     ('18:10:05;contact.freezer_door;open', {('freezer door', 'state', 'open')}),
+    # A device switched on or off, however the line goes on; a switch names what it switches;
+    # a climate device named by its room; its mode and set point.
+    ("switch.garden_sprinkler turned on by schedule 'morning_lawn'", {('garden sprinkler', 'power', 'on')}),
+    ('{"entity": "climate.living_room", "hvac_mode": "heat", "target_temp": 21}',
+     {('living room climate', 'state', 'heat'), ('living room climate', 'setting', '21')}),
     # A thing given with its state is the record's thing, not the source's bare word.
     ('18:11:05;vision;ice tray: empty; location: kitchen sink',
      {('ice tray', 'state', 'empty'), ('ice tray', 'location', 'kitchen sink')}),

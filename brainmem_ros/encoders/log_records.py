@@ -54,7 +54,8 @@ from brainmem_ros.memory.types import StateChange
 # bracket, a word in capitals or a measure's key before its number ("temp 21 C"). Prose
 # has none of them.
 _RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\w;\w|\b[A-Z]{2,}\b|'
-                     r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)')
+                     r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)|'
+                     r'\b[a-z]{2,}(?:_[a-z]+)*\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b')  # "switch.garden_sprinkler"
 _QUOTED_PROSE = re.compile(r'"([^"]{8,})"')
 _TAGGED_PROSE = re.compile(r'^\s*([\w\[\]().,=<>-]+):\s+(.+)$')  # "VLM: ...", "vlm_diff(t0): ..."
 _ARROW = re.compile(r'\s*(?:->|=>|→)\s*')
@@ -77,6 +78,8 @@ _PLACE_RELATIONS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next
                               'above', 'below', 'against', 'by'})
 # Verbs of a thing coming to rest somewhere, in a record's telegraphic past: "pallet_07
 # dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench".
+# A thing switched on or off, however the line goes on: "switch.sprinkler turned on by schedule".
+_SWITCHED = re.compile(r'^(.+?)\s+(?:was\s+|got\s+)?(?:turned|switched|powered)\s+(on|off)\b', re.IGNORECASE)
 _ARRIVING = re.compile(
     r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
 
@@ -280,6 +283,9 @@ class RecordReader(RecordNames):
         if measure:
             return self._reading(words[measure].lower(), ' '.join(words[measure + 1:]),
                                  self.thing(' '.join(words[:measure])))
+        switched = _SWITCHED.match(value)
+        if switched and (thing := self.tail_thing(switched.group(1))):
+            return [StateChange(thing, 'power', '', switched.group(2).lower())]
         arriving = _ARRIVING.match(value)
         if arriving and arriving.group(2).lower() not in self.states:
             thing, place = self.tail_thing(arriving.group(1)), self.place(arriving.group(3))

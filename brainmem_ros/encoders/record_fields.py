@@ -42,10 +42,12 @@ HOLDER_KEYS = frozenset({'holder', 'held_by', 'carried_by', 'delivered_to', 'han
 COLOUR_KEYS = frozenset({'color', 'colour'})
 PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
                          'zone', 'where', 'target', 'region', 'dst', 'dest', 'destination'})
-STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction', 'new_state'})
+STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction', 'new_state', 'hvac_mode'})
 BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',
-            'setpoint': 'setting'}
+            'current_temp': 'temperature', 'current_temperature': 'temperature',
+            'setpoint': 'setting', 'set_point': 'setting', 'target_temp': 'setting',
+            'target_temperature': 'setting'}
 ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) | HOLDER_KEYS | COLOUR_KEYS \
     | {'from', 'to', 'rel', 'relation'}
 

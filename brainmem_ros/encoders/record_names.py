@@ -23,6 +23,8 @@ _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
 #: Prepositions of place a record writes before a place ("on", "next"...).
 RECORD_PLACE_PREPS = (PLACE_PREPS - {'to', 'over'}) | {'next'}
 _LEADING = RECORD_PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'front', 'in'}
+# Device kinds that control another thing, which their name names.
+_CONTROLS = frozenset({'switch', 'plug', 'outlet', 'relay', 'socket'})
 # Verbs of seeing before a thing's name ("found car_keys at=hallway_console").
 _SIGHTED = frozenset({'found', 'seen', 'saw', 'spotted', 'detected', 'located', 'observed', 'noticed'})
 
@@ -61,11 +63,15 @@ class RecordNames:
             text = call.group(1)
         if dotted := _DOTTED.match(text):  # "light.porch" (the porch light), "lock.front_door"
             kind, name = dotted.groups()
-            where = all(NOUN_TYPES.get(w) == 'place' for w in name.split('_'))
+            where = NOUN_TYPES.get(name.replace('_', ' ')) == 'place' or all(
+                NOUN_TYPES.get(w) == 'place' for w in name.split('_'))
             # A device kind names the thing unless its name ends in a device of its own:
             # "light.hallway_ceiling" is the hallway ceiling light, "light.floor_lamp" a lamp.
-            device = NOUN_TYPES.get(kind) == 'appliance' != NOUN_TYPES.get(name.split('_')[-1])
-            text = f'{name}_{kind}' if (where or device) and kind in self.nouns else name
+            # (Not a switch or a plug: "switch.garden_sprinkler" is the sprinkler.) A name of
+            # places alone is where the device is: "climate.living_room".
+            device = NOUN_TYPES.get(kind) == 'appliance' != NOUN_TYPES.get(name.split('_')[-1]) \
+                and kind not in _CONTROLS and kind in self.nouns
+            text = f'{name}_{kind}' if where or device else name
         if not _NAME_CHARS.match(text):
             return ''
         words = [w.strip('\'"#.,') for w in text.replace('_', ' ').split()]

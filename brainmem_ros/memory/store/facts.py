@@ -294,7 +294,7 @@ class FactStore:
             return []
         # The name as typed and as other names of the same thing ("fridge", "refrigerator"), and
         # the thing a part or value of it names ("the front door lock", "the oven temperature").
-        names = list(dict.fromkeys([name, *aliases(name), shown_by(name)]))
+        names = list(dict.fromkeys(n for typed in (name, shown_by(name)) for n in (typed, *aliases(typed))))
         heads = sorted({singular(w) for n in names for w in entity_key(n).split()})
         rows = [r[0] for r in self.store._query(
             f'SELECT DISTINCT entity FROM facts WHERE head IN ({qmarks(len(heads))})', heads)]
