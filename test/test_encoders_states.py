@@ -275,6 +275,9 @@ def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     ('The fridge temperature is 4 C.', StateChange('fridge', 'temperature', '', '4 C')),
     ('Lights off, thermostat set to 21 degrees.', StateChange('thermostat', 'setting', '', '21 degrees')),
     ('Battery 87%, all systems nominal.', StateChange('battery', 'level', '', '87 %')),
+    # What is set, not who sets it; a bare number a thing is set to.
+    ('I set the thermostat to 21 degrees.', StateChange('thermostat', 'setting', '', '21 degrees')),
+    ("Carlos: I've set the upstairs heating to 20.", StateChange('upstairs heating', 'setting', '', '20')),
 ])
 def test_readings_with_their_unit(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
@@ -286,6 +289,8 @@ def test_readings_with_their_unit(x: SpacyExtractor, text: str, change: StateCha
     'Waited 5 minutes at the door.',
     'Cardboard box 0.3 m ahead on the floor.',  # a distance from the robot
     'Recovery: Spin 1.57 rad, then BackUp 0.3 m.',
+    'I set the table for 4 people.',
+    'Please set the oven to 200.',            # a request
 ])
 def test_no_reading_from_counts_and_durations(x: SpacyExtractor, text: str) -> None:
     assert not [c for c in x.extract(text).state_changes

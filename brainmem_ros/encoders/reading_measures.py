@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 # A number with its sign, which the small tagger does not read as a number.
 _SIGNED = re.compile(r'^[-\u2212+]\d+(?:[.,]\d+)?$')
 _TRYING = frozenset({'try', 'attempt'})
+# Verbs that set a thing to a value: a bare number after their "to" is its setting.
+_SETTING_VERBS = frozenset({'set', 'raise', 'lower', 'turn', 'adjust', 'change', 'reset'})
 
 
 class MeasureReading(SceneReading):
@@ -62,8 +64,10 @@ class MeasureReading(SceneReading):
             if governor.pos_ in {'VERB', 'AUX'}:
                 if governor.lemma_.lower() != 'be':
                     attribute = 'setting'  # "set to 22 degrees", "turned the oven to 180"
-                subject = next((c for c in governor.children if c.dep_ in {'nsubj', 'nsubjpass', 'dobj'}
-                                and c.i < holder.i), None)
+                # What is set, not who sets it: "I set the thermostat to 21 degrees".
+                before = [c for c in governor.children if c.i < holder.i]
+                subject = next((c for c in before if c.dep_ == 'dobj' and attribute == 'setting'), None) \
+                    or next((c for c in before if c.dep_ in {'nsubj', 'nsubjpass', 'dobj'}), None)
                 if subject is None and governor.dep_ == 'acl':
                     subject = governor.head  # "thermostat set to 21 degrees"
                 elif subject is None and governor.dep_ == 'conj':
@@ -100,6 +104,11 @@ class MeasureReading(SceneReading):
             if cand.text == '%' or word in units() or (word in self.stop and cand.pos_ in NOMINAL
                                                        and not self._abstract_measure(cand)):
                 return cand
+        # A bare number a thing is set to: "set the upstairs heating to 20".
+        verb = num.head.head
+        if num.dep_ == 'pobj' and num.head.lower_ == 'to' and verb.lemma_.lower() in _SETTING_VERBS \
+                and not any(c.dep_ in {'prep', 'pobj'} or c.pos_ in NOMINAL for c in num.children):
+            return num
         return None
 
     def _abstract_measure(self, tok: Token) -> bool:
