@@ -516,6 +516,15 @@ def test_a_part_or_value_named_after_its_thing_is_the_things(mem: BrainMem) -> N
     assert '180' in mem.state_of('oven')[0].value
 
 
+def test_a_thing_named_by_the_room_it_is_in(mem: BrainMem) -> None:
+    """"The cellar lantern" is the one lantern said to be in the cellar, when other lanterns
+    make "the lantern" ambiguous; a room no lantern is said to be in finds none of them."""
+    mem.store('The upstairs hallway lantern was on.', stamp=T0)
+    mem.store('In the cellar the lantern had been left on, so I switched it off.', stamp=T0 + 60)
+    assert mem.state_of('cellar lantern', attribute='power')[0].value == 'off'
+    assert mem.state_of('attic lantern') == []
+
+
 def test_a_climate_device_is_the_rooms_thermostat_and_heating(mem: BrainMem) -> None:
     mem.store('{"entity": "climate.bedroom", "hvac_mode": "heat", "target_temp": 19}', stamp=T0)
     mem.store('{"entity": "climate.bedroom", "hvac_mode": "off"}', stamp=T0 + 600)

@@ -20,6 +20,7 @@ from brainmem_ros.memory.discourse import told_of
 from brainmem_ros.memory.entity_names import aliases, holding, shown_by
 from brainmem_ros.memory.facts import (
     DERIVED_TYPES,
+    LOCATION,
     POSITION,
     Claim,
     Fact,
@@ -304,6 +305,13 @@ class FactStore:
             keys = set(holding(head, [r[0] for r in self.store._query(
                 "SELECT DISTINCT entity FROM facts WHERE entity LIKE ? OR entity LIKE ?",
                 (f'{head} %', f'% {head} %'))]))
+        if not keys:  # "the garage light": the one light said to be in the garage
+            where = set(key.split()[:-1])
+            placed = {e for e, v in self.store._query(
+                'SELECT entity, value FROM facts WHERE head = ? AND attribute = ?',
+                (key.split()[-1], LOCATION))
+                if where and where <= set(entity_key(v).split())}
+            keys = placed if len(placed) == 1 else set()
         return sorted(keys, key=lambda k: (k != key, len(k), k))
 
     def facts_of(self, keys: Iterable[str], *, attribute: str | None = None,
