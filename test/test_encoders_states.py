@@ -255,6 +255,9 @@ def test_source_phrase_keeps_its_own_places(x: SpacyExtractor, text: str, change
     'Please take these towels to the laundry room.',  # orders: nothing has moved yet
     'Move the cup to the sink.',
     'Turn off the lights in the garage when you pass by.',
+    # An appliance's programme or setting is no place.
+    'I switched the bedroom heater on at the low setting.',
+    "Ayo: I've put the washing machine on, cotton cycle.",
 ])
 def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     assert not [c for c in x.extract(text).state_changes if c.attribute == 'location'], text
