@@ -76,10 +76,10 @@ _LINKING = frozenset({'left', 'still', 'now', 'is', 'was', 'are', 'were', 'remai
 # A relation of a scene-graph edge (``rel=next_to target=X``): where a thing is.
 _PLACE_RELATIONS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next to', 'beside', 'behind',
                               'above', 'below', 'against', 'by'})
-# Verbs of a thing coming to rest somewhere, in a record's telegraphic past: "pallet_07
-# dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench".
 # A thing switched on or off, however the line goes on: "switch.sprinkler turned on by schedule".
 _SWITCHED = re.compile(r'^(.+?)\s+(?:was\s+|got\s+)?(?:turned|switched|powered)\s+(on|off)\b', re.IGNORECASE)
+# Verbs of a thing coming to rest somewhere, in a record's telegraphic past: "pallet_07
+# dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench".
 _ARRIVING = re.compile(
     r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
 

@@ -305,12 +305,11 @@ class FactStore:
             keys = set(holding(head, [r[0] for r in self.store._query(
                 "SELECT DISTINCT entity FROM facts WHERE entity LIKE ? OR entity LIKE ?",
                 (f'{head} %', f'% {head} %'))]))
-        if not keys:  # "the garage light": the one light said to be in the garage
-            where = set(key.split()[:-1])
+        where = set(key.split()[:-1])
+        if not keys and where:  # "the garage light": the one light said to be in the garage
             placed = {e for e, v in self.store._query(
                 'SELECT entity, value FROM facts WHERE head = ? AND attribute = ?',
-                (key.split()[-1], LOCATION))
-                if where and where <= set(entity_key(v).split())}
+                (key.split()[-1], LOCATION)) if where <= set(entity_key(v).split())}
             keys = placed if len(placed) == 1 else set()
         return sorted(keys, key=lambda k: (k != key, len(k), k))
 
