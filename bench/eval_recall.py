@@ -78,6 +78,7 @@ def ablations() -> list[tuple[str, MemoryConfig, frozenset[UnitType] | None]]:
         ('  without entity evidence', with_(w_entity=0.0, entity_candidates=0), None),
         ('  without pool length normalisation', with_(lexical_pool_length=0.0), None),
         ('  without pool IDF', with_(lexical_pool_idf=0.0), None),
+        ('  without synonyms', with_(lexical_synonyms=0.0), None),
         ('  without typicality', with_(typicality=0.0), None),
         ('  with reflection units recalled', base, frozenset(UnitType)),
     ]
@@ -347,7 +348,18 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         'a word keeps the smaller of that share and its own store-wide IDF, so a word that runs '
         'through every match (a speaker\'s name in a conversation stored beside weeks of routine) '
         'counts for little however rare it is in the store, and no word weighs more than its IDF '
-        '(`brainmem_ros/memory/store/fts_idf.py`);',
+        '(`brainmem_ros/memory/store/fts_idf.py`). The query\'s words and two-word names are also '
+        'searched by their synonyms in WordNet 3.0 (`brainmem_ros/data/synonyms.txt`, built by '
+        '`bench/wordnet_synonyms.py`: a word is grouped only by its most frequent sense, and only '
+        'when that sense is a thing, a place or a physical act, so "glasses" finds "spectacles" '
+        'and "clothes hamper" finds "laundry basket", but "patch" does not find "bandage"); a '
+        'synonym counts for at most '
+        f'`lexical_synonyms` {cfg.lexical_synonyms:g} of the IDF of the word it stands for, so a '
+        'memory in the question\'s own words stays ahead. The share was chosen on 2026-12-04 from '
+        '0.4 / 0.7 / 1.0 by this page\'s LoCoMo dev recall (0.793 / 0.791 / 0.791; beside the '
+        'routine 0.780 / 0.778 / 0.778), the blind dev cases deciding ties (18 of 24 each, 16 '
+        'without synonyms); one-off runs of this command. The facts\' names use the same groups of '
+        'nouns (`aliases` in `brainmem_ros/memory/entity_names.py`);',
         '- **entity**: the IDF-weighted share of the query\'s known entities the memory mentions.',
         '',
         f'`evidence = {cfg.w_vector:.2f} vector + {cfg.w_lexical:.2f} lexical + {cfg.w_entity:.2f} entity` '

@@ -1,7 +1,8 @@
 """Why a scenario case ranks as it does: its memories on the routine background, with score parts.
 
 ``python -m bench.explain "safety lesson" ["garage door opener" ...] [--distractors 5000]
-[--top 10]`` stores each named case of test/scenarios on top of the routine background
+[--top 10]`` stores each named case of test/scenarios (the scenario suite, or the blind
+dev split: ``dev-para-spectacles``) on top of the routine background
 that ``make eval`` uses (built once under the bench directory, then copied per case),
 asks its question with top_k = ``--top``, and prints every result with the parts of its
 score (docs/retrieval.md explains them), then the rank and parts of each memory the case
@@ -29,6 +30,7 @@ from brainmem_ros.memory.types import ScoredMemory
 
 sys.path.insert(0, str(locomo.REPO / 'test'))
 
+from scenarios.blind import SPLITS, load
 from scenarios.cases import CASES, Case
 from scenarios.runner import ask, build_background, case_now, store_case
 
@@ -80,11 +82,13 @@ def explain(case: Case, background: Path, embedder: OnnxEmbedder, root: Path, to
 def main(argv: Sequence[str] | None = None) -> None:
     """Explain the named cases (or list them)."""
     parser = argparse.ArgumentParser(prog='python -m bench.explain')
-    parser.add_argument('cases', nargs='*', help='case names (test/scenarios/cases.py)')
+    parser.add_argument('cases', nargs='*', help='case names (test/scenarios/cases.py, blind dev cases)')
     parser.add_argument('--distractors', type=int, default=5000)
     parser.add_argument('--top', type=int, default=10)
     args = parser.parse_args(argv)
-    by_name = {c.name: c for c in CASES}
+    # The blind dev split's cases too; the hold-out's are never read (bench/blind_cases.py).
+    dev = dict(SPLITS)['dev']
+    by_name = {c.name: c for c in [*CASES, *(b.case for b in load(dev))]}
     if not args.cases:
         print('\n'.join(by_name))
         return

@@ -292,3 +292,18 @@ def test_activation_reaches_the_step_that_followed_a_match_first(mem_factory: An
     else:
         assert first.activation > 1.2 * second.activation
         assert hits[step.id].score > hits[later.id].score
+
+
+def test_a_synonym_of_a_query_word_finds_a_memory_worded_otherwise(mem_factory: Any) -> None:
+    """WordNet's synonyms are searched too, each counting for less than the word itself."""
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400)
+    _store(mem, [ObservationInput(r.text, stamp=T0 - 86400 + r.stamp % 86400, episode_id=r.episode_id)
+                 for r in routine(300)])
+    other = mem.store('The spectacles are on the bedside table in the guest room.', stamp=T0)
+    same = mem.store('The glasses are on the bedside table in the study.', stamp=T0)
+    hits = {h.unit.id: h.parts for h in mem.retrieve('where are the reading glasses?', top_k=10)}
+    assert other.id in hits and same.id in hits
+    assert hits[same.id].lexical > hits[other.id].lexical > 0.0
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_synonyms=0.0)
+    hits = {h.unit.id: h.parts for h in mem.retrieve('where are the reading glasses?', top_k=10)}
+    assert other.id not in hits or hits[other.id].lexical == 0.0

@@ -74,6 +74,8 @@ class RetrievalConfig:
     lexical_pool_idf: float = opt(1.0, 0.0, 1.0, 'BM25 weighs a query word common among the memories '
                                   'matching the query less, though rare in the store (1), or by its IDF in '
                                   'the store alone (0)')
+    lexical_synonyms: float = opt(0.4, 0.0, 1.0, 'a synonym of a query word (WordNet) is also searched and '
+                                  'counts for this share of the word it stands for (0: no synonyms)')
     lexical_max_df: int = opt(50000, 1, 10**9, 'query words in this many memories or more are left out of '
                               'the lexical search (their newest matches would crowd out the rare words\')')
     spread_floor: float = opt(0.3, 0.0, 1.0, 'candidates with less than this share of the best '

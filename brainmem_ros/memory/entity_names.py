@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from brainmem_ros.memory.synonyms import groups as synonym_groups
 from brainmem_ros.memory.types import normalise_name
 from brainmem_ros.memory.wordlists import word_list
 
@@ -137,10 +138,19 @@ def contents(text: str, name: str, candidates: Sequence[str]) -> list[str]:
 
 
 def _same_things() -> dict[tuple[str, ...], list[tuple[str, ...]]]:
-    """Each name of ``fact_words.txt``'s "same things" (singular words) -> the group's others."""
-    groups = [[tuple(singular(w) for w in n.split()) for n in line.split('|')]
-              for line in word_list('fact_words.txt', 'same things')]
-    return {name: [o for o in group if o != name] for group in groups for name in group}
+    """Each name of ``fact_words.txt``'s "same things" and of WordNet's groups of nouns
+    (singular words) -> the group's others."""
+    named = [[tuple(singular(w) for w in n.split()) for n in line.split('|')]
+             for line in word_list('fact_words.txt', 'same things')]
+    # A one-word WordNet name whose singular is another word ("glasses", "stairs") would
+    # stand for that word's things too (a drinking glass): such names are left out.
+    named += [[tuple(singular(w) for w in n.split()) for n in group if ' ' in n or singular(n) == n]
+              for group in synonym_groups('n')]
+    out: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for group in named:
+        for name in group:
+            out.setdefault(name, []).extend(o for o in group if o != name and o not in out[name])
+    return out
 
 
 # Names of one thing ("fridge | refrigerator").
@@ -151,8 +161,8 @@ def aliases(name: str) -> list[str]:
     """``name`` with its head noun (or the words that end it) told by another name of the
     same thing ("the dog lead" -> "dog leash"; "kitchen faucet" -> "kitchen tap").
 
-    >>> aliases('the coffee maker'), aliases('fridge')
-    (['coffee machine'], ['refrigerator'])
+    >>> aliases('the coffee maker'), aliases('fridge'), aliases('the clothes hamper')
+    (['coffee machine'], ['refrigerator', 'electric refrigerator'], ['clothe basket', 'laundry basket'])
     """
     words = [singular(w) for w in name_words(name)]
     found: list[str] = []
@@ -160,6 +170,8 @@ def aliases(name: str) -> list[str]:
         tail = tuple(words[-size:]) if len(words) >= size else ()
         for other in _SAME.get(tail, []):
             found.append(' '.join([*words[:-size], *other]))
+        if found:
+            break  # "clothes hamper" is a laundry basket; its "hamper" alone is not
     return list(dict.fromkeys(found))
 
 

@@ -22,6 +22,7 @@ from brainmem_ros.memory.query import (
 )
 from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.store.fts_idf import fts5_idf, idf
+from brainmem_ros.memory.synonyms import synonym_phrases
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,18 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
         doc_counts = term_counts or store.term_document_counts(words)
         pooled = cfg.lexical_pool_idf > 0.0 and len(words) > 1
         term_idf = phrase_idf(store, words, doc_counts) if pooled else None
+        caps: dict[str, float] | None = None
+        # Synonyms stay out of the ideal: they are other ways to say a query word, not more
+        # of the question, so a memory in the question's own words scores as it did.
+        ideal_counts = doc_counts
+        alts = synonym_phrases(q.text, words) if cfg.lexical_synonyms > 0.0 else []
+        if alts:
+            words, term_idf, caps = with_synonyms(store, cfg, words, alts, term_idf)
         scored, window = store.fts_window(fts_expression(words), limit=per_request(cfg.lexical_candidates, q),
                                           unit_filter=unit_filter, pool_length=cfg.lexical_pool_length,
-                                          term_idf=term_idf, pool_idf=cfg.lexical_pool_idf)
+                                          term_idf=term_idf, pool_idf=cfg.lexical_pool_idf, term_caps=caps)
         if scored:
-            ideal = ideal_bm25(*doc_counts)
+            ideal = ideal_bm25(*ideal_counts)
             lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
     entity: dict[int, float] = {}
     counts = store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
@@ -84,6 +92,39 @@ def phrase_idf(store: SqliteStore, words: Sequence[str], counts: tuple[dict[str,
         if df:
             out[fts_phrase(word)] = fts5_idf(df, total)
     return out
+
+
+def with_synonyms(store: SqliteStore, cfg: RetrievalConfig, words: list[str], alts: list[tuple[str, str]],
+                  term_idf: dict[str, float] | None
+                  ) -> tuple[list[str], dict[str, float] | None, dict[str, float] | None]:
+    """The query words with the synonyms some memory holds, each phrase's IDF, and the cap
+    on each synonym's weight: ``lexical_synonyms`` x the IDF of the word it stands for."""
+    texts = words + [s for s, _ in alts] + [src for _, src in alts]
+    terms = store.terms_of(texts)
+    if terms is None:
+        return words, term_idf, None  # read-only store: cannot weigh the synonyms
+    held, total = store.term_document_counts(texts)
+
+    def df(i: int) -> int:
+        return min((held.get(k, 0) for k in terms[i]), default=0)
+
+    out_idf = dict(term_idf) if term_idf else {fts_phrase(w): fts5_idf(df(i), total)
+                                               for i, w in enumerate(words) if df(i)}
+    caps: dict[str, float] = {}
+    kept = list(words)
+    n = len(words)
+    for j, (syn, _) in enumerate(alts):
+        d = df(n + j)
+        if not d or d >= cfg.lexical_max_df:
+            continue
+        own = fts5_idf(d, total)
+        d_src = df(n + len(alts) + j)
+        base = fts5_idf(d_src, total) if d_src else own
+        phrase = fts_phrase(syn)
+        out_idf[phrase] = own
+        caps[phrase] = cfg.lexical_synonyms * min(own, base)
+        kept.append(syn)
+    return kept, out_idf, caps
 
 
 def scanned_words(store: SqliteStore, cfg: RetrievalConfig, words: list[str]

@@ -78,12 +78,14 @@ Hits = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 
 def rescored(bm25: npt.NDArray[np.float64], phrases: Sequence[str], hits: Hits,
-             store_idf: Mapping[str, float], blend: float) -> npt.NDArray[np.float64]:
+             store_idf: Mapping[str, float], blend: float,
+             caps: Mapping[str, float] | None = None) -> npt.NDArray[np.float64]:
     """The ``bm25()`` scores of a query's matches rescaled by the pool weights of the terms
     each holds.
 
     ``hits``: (index into ``phrases``, index into ``bm25``) of each phrase a match holds.
-    Matches holding no phrase of ``store_idf`` keep their score.
+    Matches holding no phrase of ``store_idf`` keep their score. ``caps`` bound the weight
+    of chosen phrases (a synonym counts for no more than a share of the word it stands for).
 
     >>> bm25 = np.array([-9.0, -3.0, -6.0])  # the three matches of a two-word query
     >>> hits = (np.array([0, 0, 0, 1]), np.array([0, 1, 2, 0]))  # "we" in all, "kayak" in the first
@@ -95,6 +97,9 @@ def rescored(bm25: npt.NDArray[np.float64], phrases: Sequence[str], hits: Hits,
     held = np.bincount(phrase_of, minlength=len(phrases))
     counts = {p: int(n) for p, n in zip(phrases, held, strict=True)}
     weights = pool_weights(store_idf, counts, len(bm25), blend)
+    for p, cap in (caps or {}).items():
+        if p in weights:
+            weights[p] = min(weights[p], cap)
     if not weights or all(weights[p] == store_idf[p] for p in weights):
         return bm25
     w = np.array([weights.get(p, 0.0) for p in phrases])

@@ -40,7 +40,8 @@ class TextSearch(Connection):
         return self.fts_window(match, limit=limit, unit_filter=unit_filter)[0]
 
     def fts_window(self, match: str, *, limit: int, unit_filter: UnitFilter, pool_length: float = 0.0,
-                   term_idf: Mapping[str, float] | None = None, pool_idf: float = 0.0
+                   term_idf: Mapping[str, float] | None = None, pool_idf: float = 0.0,
+                   term_caps: Mapping[str, float] | None = None
                    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """The best matches of an FTS5 MATCH expression, and the BM25 of every match ranked.
 
@@ -70,9 +71,9 @@ class TextSearch(Connection):
         # (2.3 million function calls in 300 queries at 10k units, 0.5 million now), on a
         # thread that shares the interpreter with the encoder's.
         ids, bm25 = self._ranked(match, scan, unit_filter if unit_filter.narrows else None, pool_length)
-        if pool_idf > 0.0 and term_idf and len(term_idf) > 1 and len(ids) > 1:
+        if (pool_idf > 0.0 or term_caps) and term_idf and len(term_idf) > 1 and len(ids) > 1:
             phrases = list(term_idf)
-            bm25 = fts_idf.rescored(bm25, phrases, self._hits(phrases, ids), term_idf, pool_idf)
+            bm25 = fts_idf.rescored(bm25, phrases, self._hits(phrases, ids), term_idf, pool_idf, term_caps)
         order = np.argsort(bm25, kind='stable')  # bm25: lower is better; newer first among equals
         ranked = ids[order].tolist()
         scores = (-bm25[order]).tolist()
