@@ -346,6 +346,20 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
                                       StateChange('curtain', 'state', '', 'open')}),
     # What is draped over a thing rests on it.
     ('a jacket draped over a chair', {StateChange('jacket', 'location', '', 'chair')}),
+    # A participle after the last of listed things tells of all of them.
+    ('a yellow umbrella and a black umbrella standing in an umbrella stand by the front door',
+     {StateChange('yellow umbrella', 'location', '', 'umbrella stand'),
+      StateChange('black umbrella', 'location', '', 'umbrella stand')}),
+    # A verb joined to one with a subject shares it.
+    ('a black umbrella opened up and drying on a tiled bathroom floor',
+     {StateChange('black umbrella', 'state', '', 'opened'),
+      StateChange('black umbrella', 'location', '', 'bathroom floor')}),
+    # What hangs is the caption's subject, whatever noun the parser made the participle's object.
+    ('a yellow umbrella hanging from a coat hook in a hallway, dripping water onto the mat',
+     {StateChange('yellow umbrella', 'location', '', 'coat hook')}),
+    # The place a thing is carried through is not carried ("staircase" parsed as an object).
+    ('a man carrying a large cardboard box up a staircase',
+     {StateChange('large cardboard box', 'location', '', 'man')}),
     # Seeing changes nothing: what was seen is as it was named.
     ('I noticed the empty mug on the desk.',
      {StateChange('mug', 'state', '', 'empty'), StateChange('mug', 'location', '', 'desk')}),

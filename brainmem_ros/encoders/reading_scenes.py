@@ -56,7 +56,7 @@ class SceneReading(MentionReading):
             if tok.dep_ == 'acl' and tok.tag_ in _PARTICIPLES and tok.head.i in names \
                     and not has_object(tok) and not self._negated(tok) and not self._asked(tok) \
                     and not self.depicted(tok):
-                found += self._resting(self._things([tok.head], names), [tok], names)
+                found += self._resting(self._things([self._first_listed(tok.head)], names), [tok], names)
         for sent in self.doc.sents:
             root = sent.root
             if root.tag_ in _PARTICIPLES and not any(c.dep_ in {'aux', 'auxpass'} for c in root.children):
@@ -79,6 +79,14 @@ class SceneReading(MentionReading):
             found += self._described(things, names)
         seen = [t for t in self.doc if t.dep_ == 'dobj' and t.i in names and self._seen(t.head)]
         return found + self._described(self._things(seen, names), names)
+
+    @staticmethod
+    def _first_listed(tok: Token) -> Token:
+        """The first of the things listed with ``tok``: a participle after the last of them
+        tells of all ("a yellow umbrella and a black umbrella standing in the stand")."""
+        while tok.dep_ == 'conj' and tok.head.pos_ in {'NOUN', 'PROPN'}:
+            tok = tok.head
+        return tok
 
     def _scene_items(self, root: Token, names: dict[int, str]) -> list[StateChange]:
         """The other things a caption shows beside its first: a phrase after a comma ("..., a

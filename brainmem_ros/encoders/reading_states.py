@@ -205,14 +205,21 @@ class StateReading(MeasureReading):
         X.location from A to B. "took X from A" with no destination: X was at A and is
         now held (the value :data:`HELD`) by whoever took it."""
         copula = tok.lemma_.lower() == 'be' or tok.pos_ == 'AUX'
-        if copula:
+        # A caption's "X hanging from Y, ...": X hangs, whatever noun the parser made its object.
+        hung = self._verb_lemma(tok) in HANGING and tok.tag_ == 'VBG' and not any(
+            c.dep_ in {'aux', 'auxpass'} for c in tok.children)
+        if copula or (hung and any(c.dep_ == 'nsubj' for c in tok.children)):
             movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
         else:
             movers = self._things([c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'}], names)
-        transitive = bool(movers) and not copula
+        transitive = bool(movers) and not copula and not hung
         if not movers and not copula and not has_object(tok):
-            # "the umbrella is leaning against the rack": the subject is what is placed.
-            movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
+            # "the umbrella is leaning against the rack": the subject is what is placed; a verb
+            # joined to one with a subject shares it ("an umbrella opened up and drying on the floor").
+            subjects = [c for c in tok.children if c.dep_ == 'nsubj']
+            if not subjects and tok.dep_ == 'conj' and tok.tag_ == 'VBG':
+                subjects = [c for c in tok.head.children if c.dep_ == 'nsubj']
+            movers = self._things(subjects, names)
         movers = [m for m in movers if not any(c.dep_ == 'det' and c.lower_ == 'no' for c in m.children)
                   and not self.depicted(m)]
         if not movers or (tok.tag_ == 'VBG' and tok.dep_ in {'advcl', 'pcomp'}
@@ -294,7 +301,10 @@ class StateReading(MeasureReading):
         people = [names[c.i] for c in holders if c.i in names and (
             c.pos_ == 'PROPN' or NOUN_TYPES.get(c.lemma_.lower()) == 'person')]  # "a girl hugging a teddy"
         people += [self.speaker] if mine else []
-        things = self._things([c for c in tok.children if c.dep_ == 'dobj'], names)
+        # Not a second "object" after a phrase of the verb's ("carrying a box up a staircase",
+        # which the parser may read as a second object).
+        phrase = min((c.i for c in tok.children if c.dep_ in {'prep', 'prt'}), default=len(self.doc))
+        things = self._things([c for c in tok.children if c.dep_ == 'dobj' and c.i < phrase], names)
         return [StateChange(names[t.i], 'location', '', people[0]) for t in things] if people else []
 
     def _said_by_speaker(self, tok: Token) -> bool:
