@@ -406,6 +406,14 @@ def test_contractions_and_switches(x: SpacyExtractor, text: str, change: StateCh
     # A word of degree between the thing and its state.
     ('a living room in daylight with grey curtains wide open',
      StateChange('grey curtain', 'state', '', 'open')),
+    # A word of part degree is part of the state: half open is not open.
+    ('a living room at dusk, grey curtains half closed',
+     StateChange('grey curtain', 'state', '', 'half closed')),
+    ('The garage door is half-open.', StateChange('garage door', 'state', '', 'half open')),
+    ('The bedroom window was left partly open.', StateChange('bedroom window', 'state', '', 'partly open')),
+    # A state right after a verb of its own subject is that subject's, not the scene's.
+    ('a dim living room with a floor lamp switched on and grey curtains drawn closed',
+     StateChange('grey curtain', 'state', '', 'closed')),
 ])
 def test_things_switched_or_opened_in_a_scene(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text), _changes(x, text)

@@ -39,6 +39,7 @@ _STARTING = frozenset({'start', 'run'})
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip'})
 # Words of degree between a thing and its state ("curtains wide open").
 _DEGREES = frozenset({'wide', 'half', 'partly', 'partially', 'slightly', 'fully', 'halfway'})
+_PARTIAL = frozenset({'half', 'partly', 'partially', 'slightly', 'halfway'})
 
 
 class StateReading(MeasureReading):
@@ -64,7 +65,7 @@ class StateReading(MeasureReading):
                 subject = self._subject_of_state(tok, names)
                 if subject:
                     found.append(StateChange(subject, 'power' if word in POWER else 'state',
-                                             '', word))
+                                             '', self._partial(tok) + word))
             if (tok.pos_ in {'VERB', 'AUX'} or has_object(tok)) and not self._negated(tok) \
                     and not self._unreal(tok):
                 found.extend(self._result_state(tok, names))
@@ -73,6 +74,15 @@ class StateReading(MeasureReading):
         found.extend(self._switched(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
+
+    def _partial(self, tok: Token) -> str:
+        """The word of part degree before a state, with a space ("half " of "half closed",
+        "half-open"): a window half open is not open. Degrees of whole ("wide open") add nothing."""
+        before = tok.i - 1
+        if before > 0 and self.doc[before].text == '-':
+            before -= 1
+        word = self.doc[before].lower_ if before >= 0 else ''
+        return f'{word} ' if word in _PARTIAL else ''
 
     def _names_by_token(self) -> tuple[dict[int, str], dict[int, str]]:
         """The entity name each token of a mention belongs to ("car" and "keys" of "the car
@@ -130,6 +140,12 @@ class StateReading(MeasureReading):
             # Right after the thing, however the parser hung it: "Door check: garage door
             # OPEN", "left the door open".
             return names[before]
+        verb = self.doc[before] if before >= 0 else tok
+        if verb.tag_ in {'VBN', 'VBD'} and verb.i != tok.i:
+            # Right after a verb of its own subject: "grey curtains drawn closed", "the gate swung shut".
+            things = self._things([c for c in verb.children if c.dep_ in {'nsubj', 'nsubjpass'}], names)
+            if things:
+                return names[things[0].i]
         if tok.head.i in names and tok.head.i < tok.i and self.heads.get(tok.head.i) == tok.head.i:
             return names[tok.head.i]  # "door ajar" hung on the door
         # The subject of the word, of its auxiliary ("the printer is jammed" hung on "is"), or of
