@@ -360,6 +360,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # The place a thing is carried through is not carried ("staircase" parsed as an object).
     ('a man carrying a large cardboard box up a staircase',
      {StateChange('large cardboard box', 'location', '', 'man')}),
+    # Carried into a place: there, where it is going, not with whoever carries it.
+    ('a person carrying a laptop into a small home office with a bookshelf',
+     {StateChange('laptop', 'location', '', 'small home office')}),
     # Seeing changes nothing: what was seen is as it was named.
     ('I noticed the empty mug on the desk.',
      {StateChange('mug', 'state', '', 'empty'), StateChange('mug', 'location', '', 'desk')}),
