@@ -320,7 +320,8 @@ class StateReading(MeasureReading):
         # Not a second "object" after a phrase of the verb's ("carrying a box up a staircase",
         # which the parser may read as a second object).
         phrase = min((c.i for c in tok.children if c.dep_ in {'prep', 'prt'}), default=len(self.doc))
-        if any(c.dep_ == 'prep' and c.lower_ in _GOAL_PREPS and self._place_of(c, names) for c in tok.children):
+        if any(c.dep_ == 'prep' and c.lower_ in _GOAL_PREPS and self._place_of(c, names)
+               for c in tok.children):
             return []  # "a person carrying a laptop into the office": the office, where it is going
         things = self._things([c for c in tok.children if c.dep_ == 'dobj' and c.i < phrase], names)
         return [StateChange(names[t.i], 'location', '', people[0]) for t in things] if people else []
