@@ -94,13 +94,24 @@ class MentionReading(OutcomeReading):
                 return things if self._agrees(things, plural) else []
         for prev in reversed(self.doc[:pronoun.i]):
             if prev.i in names and prev.dep_ in _ARGUMENTS and prev.pos_ != 'PROPN' \
-                    and not (prev.dep_ == 'pobj' and prev.head.lower_ in _PLACES):
+                    and not (prev.dep_ == 'pobj' and prev.head.lower_ in _PLACES) \
+                    and not self._purpose(prev):
                 # (A name is a person's, not a thing's: "Mr Okafor asked for his newspaper, so I
                 # fetched it".)
                 things = self._things([self.doc[self.heads.get(prev.i, prev.i)]], names)
                 if self._agrees(things, plural):
                     return things
         return []
+
+    @staticmethod
+    def _purpose(tok: Token) -> bool:
+        """``tok`` says what an act on another thing was for ("opened the window for some air,
+        but it was stuck": the window is stuck); what is asked "for" is the act's thing."""
+        prep = tok.head
+        if tok.dep_ != 'pobj' or prep.lower_ != 'for':
+            return False
+        act = prep.head
+        return act.pos_ in {'NOUN', 'PROPN'} or any(c.dep_ in {'dobj', 'obj'} for c in act.children)
 
     @staticmethod
     def _agrees(things: list[Token], plural: bool) -> bool:
