@@ -385,6 +385,8 @@ def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateC
     'a blurry image of a hallway with light coming through a window',
     'Find the empty mug.',                    # an order to look, not a sighting
     'I did not see the broken vase.',
+    'The TV is not showing anything.',        # denied
+    'a poster showing a lamp',                # a picture, no device
 ])
 def test_scenes_that_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
@@ -412,6 +414,11 @@ def test_contractions_and_switches(x: SpacyExtractor, text: str, change: StateCh
     # A word of degree between the thing and its state.
     ('a living room in daylight with grey curtains wide open',
      StateChange('grey curtain', 'state', '', 'open')),
+    # An appliance doing what only a device that is on does is on (not a picture, not denied).
+    ('a living room with a large television showing a football match',
+     StateChange('large television', 'power', '', 'on')),
+    ('a floor lamp glowing in the corner', StateChange('floor lamp', 'power', '', 'on')),
+    ('The TV is showing the news.', StateChange('tv', 'power', '', 'on')),
     # A word of part degree is part of the state: half open is not open.
     ('a living room at dusk, grey curtains half closed',
      StateChange('grey curtain', 'state', '', 'half closed')),

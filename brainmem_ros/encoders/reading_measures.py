@@ -1,7 +1,8 @@
 """Readings of measures a parse reports, and the test of a clause that states no change.
 
 "the thermostat is set to 22 degrees" (setting), "fridge temperature 4 C" (temperature),
-"battery at 40 percent" (level). :meth:`MeasureReading._unreal` (an intention, a possibility,
+"battery at 40 percent" (level), and the power a device's work shows ("a television showing
+the news" is on). :meth:`MeasureReading._unreal` (an intention, a possibility,
 an attempt or a condition) is shared with the state layer above
 (:mod:`~brainmem_ros.encoders.reading_states`).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.lexicon import units
+from brainmem_ros.encoders.lexicon import NOUN_TYPES, units
 from brainmem_ros.encoders.reading_base import NOMINAL, conditional
 from brainmem_ros.encoders.reading_scenes import SceneReading
 from brainmem_ros.memory.types import StateChange
@@ -25,9 +26,14 @@ _TRYING = frozenset({'try', 'attempt'})
 # Verbs that set a thing to a value: a bare number after their "to" is its setting.
 _SETTING_VERBS = frozenset({'set', 'raise', 'lower', 'turn', 'adjust', 'change', 'reset'})
 
+# What only a device that is on does: "a television showing a football match", "a floor lamp
+# glowing in the corner".
+_WORKING = frozenset({'show', 'display', 'play', 'glow', 'shine', 'blare', 'stream'})
+
 
 class MeasureReading(SceneReading):
-    """Readings with their unit (a layer of a parse reading)."""
+    """Readings with their unit, and the power a working device shows (a layer of a parse
+    reading)."""
 
     def _unreal(self, tok: Token) -> bool:
         """A clause that states an intention, a possibility, an attempt or a condition, not a
@@ -38,6 +44,19 @@ class MeasureReading(SceneReading):
         return conditional(tok) or self._request(tok) or any(
             c.dep_ in {'aux', 'auxpass'} and c.i not in self.as_noun
             and (c.tag_ == 'MD' or (c.lower_ == 'to' and c.tag_ == 'TO')) for c in tok.children)
+
+    def _working(self, names: dict[int, str]) -> list[StateChange]:
+        """An appliance doing what only a device that is on does is on: "a television showing
+        cartoons" (hung on it, or with it as subject), unless denied, asked or a plan."""
+        found: list[StateChange] = []
+        for tok in self.doc:
+            if tok.lemma_.lower() not in _WORKING or tok.tag_ not in {'VBG', 'VBZ', 'VBP'} \
+                    or self._negated(tok) or self._asked(tok) or self._unreal(tok):
+                continue
+            things = [tok.head] if tok.dep_ == 'acl' else [c for c in tok.children if c.dep_ == 'nsubj']
+            found += [StateChange(names[t.i], 'power', '', 'on') for t in things
+                      if t.i in names and NOUN_TYPES.get(t.lemma_.lower()) == 'appliance']
+        return found
 
     def _readings(self, names: dict[int, str]) -> list[StateChange]:
         """A value with its unit: "the thermostat is set to 22 degrees" (setting), "fridge

@@ -72,6 +72,7 @@ class StateReading(MeasureReading):
                 found.extend(self._holding(tok, names) or self._placement(tok, names))
         found.extend(self._scene(names))
         found.extend(self._switched(names))
+        found.extend(self._working(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
 
