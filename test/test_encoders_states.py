@@ -284,6 +284,12 @@ def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     # What is set, not who sets it; a bare number a thing is set to.
     ('I set the thermostat to 21 degrees.', StateChange('thermostat', 'setting', '', '21 degrees')),
     ("Carlos: I've set the upstairs heating to 20.", StateChange('upstairs heating', 'setting', '', '20')),
+    # An appliance set to a named level.
+    ('I switched the bedroom heater on at the low setting.',
+     StateChange('bedroom heater', 'setting', '', 'low')),
+    ('He was cold, so I turned the bedroom heater up to high.',
+     StateChange('bedroom heater', 'setting', '', 'high')),
+    ('She put the oven on low.', StateChange('oven', 'setting', '', 'low')),
 ])
 def test_readings_with_their_unit(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
@@ -297,6 +303,8 @@ def test_readings_with_their_unit(x: SpacyExtractor, text: str, change: StateCha
     'Recovery: Spin 1.57 rad, then BackUp 0.3 m.',
     'I set the table for 4 people.',
     'Please set the oven to 200.',            # a request
+    'Should I turn the heater up to high?',   # a question
+    'I did not turn the heater to high.',     # denied
 ])
 def test_no_reading_from_counts_and_durations(x: SpacyExtractor, text: str) -> None:
     assert not [c for c in x.extract(text).state_changes

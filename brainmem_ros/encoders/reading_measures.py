@@ -26,6 +26,12 @@ _TRYING = frozenset({'try', 'attempt'})
 # Verbs that set a thing to a value: a bare number after their "to" is its setting.
 _SETTING_VERBS = frozenset({'set', 'raise', 'lower', 'turn', 'adjust', 'change', 'reset'})
 
+# Settings named by a word ("turned the heater up to high", "put the oven on low", "at the
+# low setting"), and the nouns a setting word may come with.
+_LEVELS = frozenset({'low', 'medium', 'high', 'max', 'maximum', 'min', 'minimum'})
+_LEVEL_NOUNS = frozenset({'setting', 'speed', 'mode', 'power', 'heat'})
+_LEVEL_VERBS = _SETTING_VERBS | {'switch', 'put'}
+
 # What only a device that is on does: "a television showing a football match", "a floor lamp
 # glowing in the corner".
 _WORKING = frozenset({'show', 'display', 'play', 'glow', 'shine', 'blare', 'stream'})
@@ -56,6 +62,33 @@ class MeasureReading(SceneReading):
             things = [tok.head] if tok.dep_ == 'acl' else [c for c in tok.children if c.dep_ == 'nsubj']
             found += [StateChange(names[t.i], 'power', '', 'on') for t in things
                       if t.i in names and NOUN_TYPES.get(t.lemma_.lower()) == 'appliance']
+        return found
+
+    def _level_settings(self, names: dict[int, str]) -> list[StateChange]:
+        """An appliance set to a named level: "turned the bedroom heater up to high", "put the
+        oven on low", "switched the heater on at the low setting" (read along the words: the
+        small parser hangs such phrases anywhere)."""
+        found: list[StateChange] = []
+        for tok in self.doc:
+            if tok.lower_ not in _LEVELS:
+                continue
+            nxt = self.doc[tok.i + 1].lower_ if tok.i + 1 < len(self.doc) else ''
+            before = tok.i - 1
+            if before >= 0 and self.doc[before].lower_ == 'the':
+                before -= 1
+            word = self.doc[before].lower_ if before >= 0 else ''
+            if not (word in {'to', 'on'} and before == tok.i - 1) and not (
+                    word in {'at', 'on', 'to'} and nxt in _LEVEL_NOUNS):
+                continue
+            verb = next((t for t in reversed(self.doc[tok.sent.start:before])
+                         if t.pos_ == 'VERB' and t.lemma_.lower() in _LEVEL_VERBS), None)
+            if verb is None or self._negated(verb) or self._asked(verb) or self._unreal(verb):
+                continue
+            thing = next((t for t in self.doc[verb.i + 1:before] if t.i in names
+                          and self.heads.get(t.i) == t.i and NOUN_TYPES.get(t.lemma_.lower()) == 'appliance'),
+                         None)
+            if thing is not None:
+                found.append(StateChange(names[thing.i], 'setting', '', tok.lower_))
         return found
 
     def _readings(self, names: dict[int, str]) -> list[StateChange]:

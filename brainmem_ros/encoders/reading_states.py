@@ -73,6 +73,7 @@ class StateReading(MeasureReading):
         found.extend(self._scene(names))
         found.extend(self._switched(names))
         found.extend(self._working(names))
+        found.extend(self._level_settings(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
 
