@@ -27,6 +27,7 @@ mark of a record (prose is the parser's), and nothing that the line does not say
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes, undone
 from brainmem_ros.encoders.reading_base import HELD, POWER
@@ -43,6 +44,7 @@ from brainmem_ros.encoders.record_fields import (
     STATE_KEYS,
     THING_KEYS,
     Field,
+    person,
     role_key,
     split_fields,
 )
@@ -64,8 +66,6 @@ _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 # A field that denies or doubts what it names.
 _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
                      r'failed|unknown|searching|looking)\b', re.IGNORECASE)
-# A person's name as a field's value ("Marcus", "user:Aroha").
-_PERSON = re.compile(r"^(?:(?:user|person|human|resident|guest):\s*)?([A-Z][a-z]+(?:['-][A-Za-z]+)?)$")
 # Leading words with digits in them: time stamps, frame and track ids.
 _STAMPS = re.compile(r'^(?:\S*\d\S*\s+)+')
 # Fields within a field ("tag: thing: state") read at most this deep.
@@ -84,6 +84,13 @@ _ARRIVING = re.compile(
     r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
 
 
+@lru_cache(maxsize=16)
+def _keyed(text: str) -> tuple[Field, ...]:
+    """The fields of ``text`` under their role keys: split once for both of a line's readings
+    (whether it is undone, what it changed), which ingest asks one after the other."""
+    return tuple((role_key(k) if k is not None else None, v) for k, v in split_fields(text))
+
+
 class RecordReader(RecordNames):
     """Reads the state changes of log records (see the module); names as
     :class:`~brainmem_ros.encoders.record_names.RecordNames` does."""
@@ -92,7 +99,7 @@ class RecordReader(RecordNames):
         """The state changes the record fields of ``text`` state (none for prose)."""
         if not _RECORD.search(text):
             return []
-        keyed = [(role_key(k) if k is not None else None, v) for k, v in split_fields(text)]
+        keyed = _keyed(text)
         if undone(keyed):
             return []
         # A field that denies or doubts ("no cup", "rejected: cat (0.18)", "expected CLOSED")
@@ -118,9 +125,8 @@ class RecordReader(RecordNames):
                 found += (self._state(holder, value, keyed=True, process=key == 'state') if holder else []
                           ) or self._pair(value)
             elif key in HOLDER_KEYS:
-                person = _PERSON.match(value.strip())
-                found += [StateChange(holder, 'location', '', person.group(1).lower())
-                          ] if holder and person else []
+                who = person(value)
+                found += [StateChange(holder, 'location', '', who)] if holder and who else []
             elif key == 'from':
                 before = value
             elif key == 'to':
@@ -137,8 +143,7 @@ class RecordReader(RecordNames):
     def undone(self, text: str) -> bool:
         """Whether ``text`` is a record that says what it reports did not happen (a task that
         failed or waits, a detection rejected): nothing in the line is a change then."""
-        return bool(_RECORD.search(text)) and undone(
-            [(role_key(k) if k is not None else None, v) for k, v in split_fields(text)])
+        return bool(_RECORD.search(text)) and undone(_keyed(text))
 
     def sentences(self, text: str) -> list[str]:
         """Prose inside a record, which the parse of the whole line splits wrongly: a quoted

@@ -13,9 +13,10 @@ or waits, a detection rejected), of which nothing is read.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Protocol
 
-from brainmem_ros.encoders.record_fields import THING_KEYS, Field
+from brainmem_ros.encoders.record_fields import THING_KEYS, Field, person
 from brainmem_ros.memory.types import StateChange
 
 
@@ -50,7 +51,6 @@ _DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered',
 _VERB_KEYS = frozenset({'service', 'action', 'task', 'cmd', 'command'})
 #: Keys of what software is asked to do, which name no thing ("domain=light service=turn_off").
 CALL_KEYS = _VERB_KEYS | {'domain', 'job', 'type'}
-_PERSON = re.compile(r'^(?:user|person|human|resident|guest):\s*([A-Za-z][A-Za-z\'-]*)$', re.IGNORECASE)
 _TARGET_KEYS = THING_KEYS | {'target', 'entity_id', 'device'}
 
 
@@ -68,9 +68,8 @@ def task_changes(reader: Namer, fields: list[Field]) -> list[StateChange]:
     if verb in _DONE_STATES:
         attribute, value = _DONE_STATES[verb]
         return [StateChange(thing, attribute, '', value)]
-    person = next((m.group(1).lower() for k, v in fields
-                   if k == 'to' and (m := _PERSON.match(v.strip()))), '')
-    return [StateChange(thing, 'location', '', person)] if verb in _HANDING and person else []
+    who = next((p for k, v in fields if k == 'to' and (p := person(v, bare=False))), '')
+    return [StateChange(thing, 'location', '', who)] if verb in _HANDING and who else []
 
 
 def _verb(fields: list[Field]) -> str:
@@ -86,7 +85,7 @@ def _verb(fields: list[Field]) -> str:
     return ''
 
 
-def undone(fields: list[tuple[str | None, str]]) -> bool:
+def undone(fields: Sequence[Field]) -> bool:
     """A record's fields say it did not happen: "fetch item=dog_lead status=ABORTED", "... pred=off
     | REJECTED (p<0.60)", "score=0.22 dropped=true", "target=light.porch -> error: unreachable"."""
     return any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE) or _FAILED_AFTER.search(v)

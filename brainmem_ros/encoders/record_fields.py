@@ -52,6 +52,19 @@ ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) 
     | {'from', 'to', 'rel', 'relation'}
 
 
+# A person a field names: "user:Aroha" (any case), or a bare capitalised name ("Marcus").
+_PERSON_TAGGED = re.compile(r"^(?:user|person|human|resident|guest):\s*([A-Za-z][A-Za-z'-]*)$", re.IGNORECASE)
+_PERSON_NAME = re.compile(r"^([A-Z][a-z]+(?:['-][A-Za-z]+)?)$")
+
+
+def person(value: str, *, bare: bool = True) -> str:
+    """The person ``value`` names, lower-cased ('' if none); a bare name counts when ``bare``
+    (a holder field's "Marcus"), not where a bare word is as likely a place (a task's "to")."""
+    value = value.strip()
+    found = _PERSON_TAGGED.match(value) or (_PERSON_NAME.match(value) if bare else None)
+    return found.group(1).lower() if found else ''
+
+
 def role_key(key: str) -> str:
     """``key`` as the role key it is, allowing one typing slip in a long one ("stauts")."""
     key = key.lower()
