@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
+    NOUN_TYPES,
     units,
 )
 
@@ -182,6 +183,9 @@ def repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
                 as_noun.add(tok.i)  # "the watering can is": a modal takes a base form
             elif tok.tag_ in {'PRP', 'PRP$'} and tok.is_alpha and tok.lower_ not in _PRONOUNS:
                 as_noun.add(tok.i)  # "the living room bookshelf": the tagger's "-self" is no pronoun
+            elif tok.tag_ == 'VBG' and nxt is not None and nxt.pos_ in NOMINAL \
+                    and f'{tok.lower_} {nxt.lemma_.lower()}' in NOUN_TYPES:
+                as_noun.add(tok.i)  # "the kitchen recycling bin": a household name, not "recycling a bin"
     return as_verb, as_noun
 
 

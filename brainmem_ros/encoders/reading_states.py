@@ -35,6 +35,8 @@ _LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next'
 _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
 # Verbs that set an appliance going ("started the dishwasher": running).
 _STARTING = frozenset({'start', 'run'})
+# Verbs whose "into" is where the contents went ("emptied the bin into the wheelie bin").
+_EMPTYING = frozenset({'empty', 'drain'})
 # Verbs of switching a thing on or off ("a lamp switched on").
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip'})
 # Words of degree between a thing and its state ("curtains wide open").
@@ -230,6 +232,8 @@ class StateReading(MeasureReading):
             movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
         else:
             movers = self._things([c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'}], names)
+        if self._verb_lemma(tok) in _EMPTYING:
+            return []
         transitive = bool(movers) and not copula and not hung
         if not movers and not copula and not has_object(tok):
             # "the umbrella is leaning against the rack": the subject is what is placed; a verb
