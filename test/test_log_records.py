@@ -73,6 +73,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ("switch.garden_sprinkler turned on by schedule 'morning_lawn'", {('garden sprinkler', 'power', 'on')}),
     ('{"entity": "climate.living_room", "hvac_mode": "heat", "target_temp": 21}',
      {('living room climate', 'state', 'heat'), ('living room climate', 'setting', '21')}),
+    # A fill level is a reading of the thing the record is about.
+    ('[bin] obj=recycling_bin fill=95%', {('recycling bin', 'level', '95%')}),
     # A thing given with its state is the record's thing, not the source's bare word.
     ('18:11:05;vision;ice tray: empty; location: kitchen sink',
      {('ice tray', 'state', 'empty'), ('ice tray', 'location', 'kitchen sink')}),
