@@ -346,6 +346,8 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # Who speaks has what "I" took or have.
     ("Zoe: I've got the tablet now.", {StateChange('tablet', 'location', '', 'zoe')}),
     ('Dana: I grabbed my phone.', {StateChange('phone', 'location', '', 'dana')}),
+    ("Ben: I'm borrowing the spare car key, I'll keep it in my backpack.",
+     {StateChange('spare car key', 'location', '', 'ben')}),
     # A person named by a noun holds what they hug or carry.
     ('a little girl hugging a stuffed teddy bear',
      {StateChange('teddy bear', 'location', '', 'little girl')}),

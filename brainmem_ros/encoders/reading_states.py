@@ -29,7 +29,7 @@ _GOAL_PREPS = frozenset({'to', 'into', 'onto'})
 # Verbs of taking a thing with a particle ("took out", "picked up", "lifted down") and of
 # gripping it: the thing is held afterwards.
 _TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
-_TAKING_GRIP = frozenset({'grab', 'grasp', 'grip'})
+_TAKING_GRIP = frozenset({'grab', 'grasp', 'grip', 'borrow'})
 # Words of a time to come: "I'm opening it later" is a plan.
 _LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
 _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
@@ -302,7 +302,9 @@ class StateReading(MeasureReading):
             # "moved the plant from the balcony inside": somewhere it was taken, not held.
             after = next((t.lower_ for t in self._clause(tok)
                           if t.dep_ == 'advmod' and t.lower_ in DIRECTIONS), '')
-        if not after and transitive and done and not destination and (before or self._taking(tok)):
+        gripping = self._doing(tok) and self._verb_lemma(tok) in _TAKING_GRIP  # "I'm borrowing the key"
+        if not after and transitive and (done or gripping) and not destination \
+                and (before or self._taking(tok)):
             after = self.speaker if self._said_by_speaker(tok) else HELD  # "Dana: I grabbed my phone"
         if not after:
             return []
