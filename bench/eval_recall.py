@@ -358,8 +358,11 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         'memory in the question\'s own words stays ahead. The share was chosen on 2026-12-04 from '
         '0.4 / 0.7 / 1.0 by this page\'s LoCoMo dev recall (0.793 / 0.791 / 0.791; beside the '
         'routine 0.780 / 0.778 / 0.778), the blind dev cases deciding ties (18 of 24 each, 16 '
-        'without synonyms); one-off runs of this command. The facts\' names use the same groups of '
-        'nouns (`aliases` in `brainmem_ros/memory/entity_names.py`);',
+        'without synonyms); one-off runs of this command, before the last changes of the day to '
+        'word endings ("standing" no longer looks up "stand"). On LoCoMo the synonyms neither help '
+        'nor hurt (the row "without synonyms" above); what they add is the blind cases\' '
+        'paraphrases. The facts\' names use the same groups of nouns (`aliases` in '
+        '`brainmem_ros/memory/entity_names.py`);',
         '- **entity**: the IDF-weighted share of the query\'s known entities the memory mentions.',
         '',
         f'`evidence = {cfg.w_vector:.2f} vector + {cfg.w_lexical:.2f} lexical + {cfg.w_entity:.2f} entity` '
