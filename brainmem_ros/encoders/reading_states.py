@@ -1,4 +1,6 @@
-"""The state changes a parse reports: results, placements and readings of measures."""
+"""The state changes a parse reports: results of acts, states, switches; with the places of
+:mod:`~brainmem_ros.encoders.reading_places` and the readings of
+:mod:`~brainmem_ros.encoders.reading_measures` below it."""
 
 from __future__ import annotations
 
@@ -9,34 +11,19 @@ from brainmem_ros.encoders.lexicon import (
     switch_verbs,
 )
 from brainmem_ros.encoders.reading_base import (
-    DIRECTIONS,
     HELD,
-    PLACE_PREPS,
     POWER,
-    RESTING_PREPS,
     has_object,
     indefinite,
 )
-from brainmem_ros.encoders.reading_measures import MeasureReading
-from brainmem_ros.encoders.reading_scenes import HANGING
+from brainmem_ros.encoders.reading_places import PlaceReading
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
 
-# Prepositions of a goal ("to the sink"), as opposed to those of a resting place ("in the kitchen").
-_GOAL_PREPS = frozenset({'to', 'into', 'onto'})
-# Verbs of taking a thing with a particle ("took out", "picked up", "lifted down") and of
-# gripping it: the thing is held afterwards.
-_TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
-_TAKING_GRIP = frozenset({'grab', 'grasp', 'grip', 'borrow'})
-# Words of a time to come: "I'm opening it later" is a plan.
-_LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
-_HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
 # Verbs that set an appliance going ("started the dishwasher": running).
 _STARTING = frozenset({'start', 'run'})
-# Verbs whose "into" is where the contents went ("emptied the bin into the wheelie bin").
-_EMPTYING = frozenset({'empty', 'drain'})
 # Verbs of switching a thing on or off ("a lamp switched on").
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip'})
 # Words of degree between a thing and its state ("curtains wide open").
@@ -44,7 +31,7 @@ _DEGREES = frozenset({'wide', 'half', 'partly', 'partially', 'slightly', 'fully'
 _PARTIAL = frozenset({'half', 'partly', 'partially', 'slightly', 'halfway'})
 
 
-class StateReading(MeasureReading):
+class StateReading(PlaceReading):
     """The state changes a parse reports (a layer of a parse reading)."""
 
     def state_changes(self) -> tuple[StateChange, ...]:
@@ -212,172 +199,7 @@ class StateReading(MeasureReading):
             return []
         return [StateChange(names[o.i], attribute, '', value) for o in objects]
 
-    @staticmethod
-    def _doing(tok: Token) -> bool:
-        """``tok`` is being done as it is said ("I'm opening the window": open from now on),
-        not planned ("I'm opening it later")."""
-        now = any(c.dep_ == 'aux' and c.lemma_.lower() == 'be' and c.tag_ in {'VBP', 'VBZ'}
-                  for c in tok.children)
-        return tok.tag_ == 'VBG' and now and not any(c.lower_ in _LATER for c in tok.subtree)
 
-    def _placement(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
-        """"moved X from A to B", "X is on Y", "hung X on Y", "X is leaning against Y":
-        X.location from A to B. "took X from A" with no destination: X was at A and is
-        now held (the value :data:`HELD`) by whoever took it."""
-        copula = tok.lemma_.lower() == 'be' or tok.pos_ == 'AUX'
-        # A caption's "X hanging from Y, ...": X hangs, whatever noun the parser made its object.
-        hung = self._verb_lemma(tok) in HANGING and tok.tag_ == 'VBG' and not any(
-            c.dep_ in {'aux', 'auxpass'} for c in tok.children)
-        if copula or (hung and any(c.dep_ == 'nsubj' for c in tok.children)):
-            movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
-        else:
-            movers = self._things([c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'}], names)
-        if self._verb_lemma(tok) in _EMPTYING:
-            return []
-        transitive = bool(movers) and not copula and not hung
-        if not movers and not copula and not has_object(tok):
-            # "the umbrella is leaning against the rack": the subject is what is placed; a verb
-            # joined to one with a subject shares it ("an umbrella opened up and drying on the floor").
-            subjects = [c for c in tok.children if c.dep_ == 'nsubj']
-            if not subjects and tok.dep_ == 'conj' and tok.tag_ == 'VBG':
-                subjects = [c for c in tok.head.children if c.dep_ == 'nsubj']
-            movers = self._things(subjects, names)
-        movers = [m for m in movers if not any(c.dep_ == 'det' and c.lower_ == 'no' for c in m.children)
-                  and not self.depicted(m)]
-        if not movers or (tok.tag_ == 'VBG' and tok.dep_ in {'advcl', 'pcomp'}
-                          and not any(c.dep_ == 'aux' for c in tok.children)):
-            return []  # "while carrying it to the sink": under way, not done
-        done = tok.tag_ in {'VBD', 'VBN'} or tok.i in self.as_verb or (
-            tok.tag_ == 'VB' and self._inflected(tok))
-        preps = [c for c in tok.children if c.dep_ in {'prep', 'dative'}]  # "gave the drill to Hannah"
-        # "next to", "close to"; "left the umbrella drying in the tub"
-        preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'} or (
-            c.dep_ == 'xcomp' and c.tag_ in {'VBG', 'VBN'} and not has_object(c))
-                  for g in c.children if g.dep_ == 'prep']
-        if transitive:
-            # "moved the keys to the drawer" with the phrase hung on the object (or on
-            # the head of its name when the parser split it).
-            # (Only the verb's own object: a pronoun's antecedent in another clause keeps its
-            # phrases, "found the charger under the sofa and put it on the shelf".)
-            hangers = dict.fromkeys(t for m in movers if m.dep_ == 'dobj' and m.head.i == tok.i
-                                    for t in (m, self.doc[self.heads.get(m.i, m.i)]))
-            preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
-        preps += [g for g in self._onward(preps, names) if g not in preps]
-        preps.sort(key=lambda p: p.i)
-        mover_names = {names[m.i] for m in movers}
-        # A goal phrase naming a thing ("to the sink", "into the drawer") is where a moved
-        # thing went, whatever resting phrase comes first: a scene set before the verb ("In
-        # the kitchen, moved the mug to the sink") or where the thing stood ("moved the cup
-        # on the table to the shelf", which is where it came from). Not a side of a thing
-        # ("to the left of the sink": the first place phrase says more).
-        goal = next((p for p in preps if transitive and p.lower_ in _GOAL_PREPS
-                     and p.head.pos_ not in {'ADV', 'ADJ'}  # "next to the sink" is no goal
-                     and any(o.dep_ == 'pobj' and o.i in names and names[o.i] not in mover_names
-                             and not any(c.lower_ == 'of' for c in o.children) for o in p.children)), None)
-        before = after = ''
-        destination = False
-        hanging = self._verb_lemma(tok) in HANGING
-        for outer in preps:
-            word, prep = outer.lower_, outer
-            if word == 'from' and hanging:
-                word = 'on'  # "hanging from a hook": on the hook
-            if word == 'out' and any(c.lower_ == 'of' for c in outer.children):
-                word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
-            if not transitive and not copula and word not in RESTING_PREPS:
-                continue  # "looked at the table", "talked to Anna": no place of the subject
-            if word == 'from' and not done and goal is None:
-                continue  # "watches the door from the rug", "a tower out of blocks"
-            destination = destination or word in PLACE_PREPS
-            target = self._place_of(prep, names)
-            if not target or target in mover_names:
-                continue
-            if word == 'from':
-                before = before or target
-            elif goal is not None and outer is not goal:
-                if word in PLACE_PREPS and max(m.i for m in movers) < outer.i < goal.i and not before:
-                    before = target  # "the cup on the table to the shelf": where it stood
-            elif word in PLACE_PREPS and not after:
-                after = target
-        if not after and transitive and done:
-            # "moved the plant from the balcony inside": somewhere it was taken, not held.
-            after = next((t.lower_ for t in self._clause(tok)
-                          if t.dep_ == 'advmod' and t.lower_ in DIRECTIONS), '')
-        gripping = self._doing(tok) and self._verb_lemma(tok) in _TAKING_GRIP  # "I'm borrowing the key"
-        if not after and transitive and (done or gripping) and not destination \
-                and (before or self._taking(tok)):
-            after = self.speaker if self._said_by_speaker(tok) else HELD  # "Dana: I grabbed my phone"
-        if not after:
-            return []
-        return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
-            names[m.i] for m in movers)]
-
-    def _holding(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
-        """"Ethan holding a bottle of wine", "Mia is carrying the laundry basket", "a little girl
-        hugging a teddy bear": a person who holds or carries a thing has it, wherever the two are.
-        So does who speaks of what "I have" ("Zoe: I've got the tablet now")."""
-        lemma, mine = self._verb_lemma(tok), self._said_by_speaker(tok)
-        having = mine and lemma in {'have', 'get'} and (tok.tag_ == 'VBP' or (
-            tok.tag_ == 'VBN' and any(c.dep_ == 'aux' and c.lemma_.lower() == 'have' for c in tok.children)))
-        if not having and (lemma not in _HOLDING or tok.tag_ not in {'VBG', 'VBZ', 'VBP', 'VBD'}):
-            return []
-        # The subject, or the name a participle is hung on in a caption ("Priya carrying ...").
-        holders = [c for c in tok.children if c.dep_ == 'nsubj'] + ([tok.head] if tok.dep_ == 'acl' else [])
-        people = [names[c.i] for c in holders if c.i in names and (
-            c.pos_ == 'PROPN' or NOUN_TYPES.get(c.lemma_.lower()) == 'person')]  # "a girl hugging a teddy"
-        people += [self.speaker] if mine else []
-        # Not a second "object" after a phrase of the verb's ("carrying a box up a staircase",
-        # which the parser may read as a second object).
-        phrase = min((c.i for c in tok.children if c.dep_ in {'prep', 'prt'}), default=len(self.doc))
-        if any(c.dep_ == 'prep' and c.lower_ in _GOAL_PREPS and self._place_of(c, names)
-               for c in tok.children):
-            return []  # "a person carrying a laptop into the office": the office, where it is going
-        things = self._things([c for c in tok.children if c.dep_ == 'dobj' and c.i < phrase], names)
-        return [StateChange(names[t.i], 'location', '', people[0]) for t in things] if people else []
-
-    def _said_by_speaker(self, tok: Token) -> bool:
-        """``tok``'s subject is "I" in an utterance whose speaker is named ("Zoe: I ...")."""
-        return bool(self.speaker) and any(c.dep_ == 'nsubj' and c.lower_ == 'i' for c in tok.children)
-
-    def _taking(self, tok: Token) -> bool:
-        """"took out the tape measure", "picked up the cup", "grabbed the keys": the thing is
-        held by whoever took it, wherever it was."""
-        lemma = self._verb_lemma(tok)
-        particle = {c.lower_ for c in tok.children if c.dep_ == 'prt'}
-        return lemma in _TAKING_GRIP or (lemma in _TAKING and bool(particle & {'out', 'up', 'down'}))
-
-    @staticmethod
-    def _clause(tok: Token) -> list[Token]:
-        """The words of the clause of verb ``tok``, without the clauses joined to it."""
-        out: list[Token] = []
-        todo = [c for c in tok.children if c.dep_ not in {'conj', 'cc', 'advcl', 'relcl', 'ccomp'}]
-        while todo:
-            t = todo.pop()
-            out.append(t)
-            todo += [c for c in t.children if c.dep_ not in {'conj', 'cc', 'relcl', 'acl', 'advcl'}]
-        return out
-
-    def _onward(self, preps: list[Token], names: dict[int, str]) -> list[Token]:
-        """The goal phrase of "from A to B" when the parser hung it on A ("the counter to the
-        dishwasher"): a "to/into/onto" phrase on a named thing of the source phrase says where
-        the mover went. A place phrase there ("from the cupboard in the kitchen"), a goal in a
-        clause ("the shelf that leads to the hall") or on a word that is not a thing ("the table
-        next to the sink") stays the source's."""
-        sources = [p for p in preps if p.lower_ == 'from']
-        sources += [c for p in preps if p.lower_ == 'out' for c in p.children if c.lower_ == 'of']
-        things = [o for s in sources for o in s.children if o.dep_ == 'pobj']
-        goals: list[Token] = []
-        while things:  # down the chain of nouns and their phrases: "from the shelf above the sink to ..."
-            thing = things.pop()
-            for child in thing.children:
-                if child.dep_ == 'conj':
-                    things.append(child)
-                elif child.dep_ == 'prep' and child.lower_ in _GOAL_PREPS and thing.i in names:
-                    goals.append(child)
-                elif child.dep_ == 'prep':
-                    things += [o for o in child.children if o.dep_ == 'pobj']
-                elif child.i in names and names[child.i] == names.get(thing.i):
-                    things.append(child)  # another word of the same name ("the kitchen counter")
-        return goals
 
 def _in_sequence(changes: list[StateChange]) -> tuple[StateChange, ...]:
     """One change per thing and attribute, in the order the text tells them: "took the book
