@@ -46,19 +46,21 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
         words, term_counts = scanned_words(store, cfg, words)
         doc_counts = term_counts or store.term_document_counts(words)
         pooled = cfg.lexical_pool_idf > 0.0 and len(words) > 1
-        term_idf = phrase_idf(store, words, doc_counts) if pooled else None
+        term_idf: dict[str, float] | None = None
         caps: dict[str, float] | None = None
-        # Synonyms stay out of the ideal: they are other ways to say a query word, not more
-        # of the question, so a memory in the question's own words scores as it did.
-        ideal_counts = doc_counts
         alts = synonym_phrases(q.text, words) if cfg.lexical_synonyms > 0.0 else []
-        if alts:
-            words, term_idf, caps = with_synonyms(store, cfg, words, alts, term_idf)
+        searched = with_synonyms(store, cfg, words, alts) if alts else None
+        if searched is not None:
+            words, term_idf, caps = searched
+        elif pooled:
+            term_idf = phrase_idf(store, words, doc_counts)
         scored, window = store.fts_window(fts_expression(words), limit=per_request(cfg.lexical_candidates, q),
                                           unit_filter=unit_filter, pool_length=cfg.lexical_pool_length,
                                           term_idf=term_idf, pool_idf=cfg.lexical_pool_idf, term_caps=caps)
         if scored:
-            ideal = ideal_bm25(*ideal_counts)
+            # Of the query's own words: synonyms are other ways to say a word, not more of the
+            # question, so a memory in the question's own words scores as it did.
+            ideal = ideal_bm25(*doc_counts)
             lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
     entity: dict[int, float] = {}
     counts = store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
@@ -84,45 +86,46 @@ def phrase_idf(store: SqliteStore, words: Sequence[str], counts: tuple[dict[str,
     read-only (which cannot tokenize). A word of several index terms counts as its rarest.
     """
     held, total = counts
-    terms = store.terms_of(words)
-    out: dict[str, float] = {}
+    return {p: fts5_idf(n, total) for p, n in _phrase_df(words, store.terms_of(words), held).items()}
+
+
+def _phrase_df(words: Sequence[str], terms: Sequence[frozenset[str]] | None, held: dict[str, int]
+               ) -> dict[str, int]:
+    """The memories holding each of ``words`` that some memory holds, by its FTS5 phrase: its
+    rarest index term's count (``terms``: each word's index terms; None, read-only: the word)."""
+    out: dict[str, int] = {}
     for i, word in enumerate(words):
         keys = terms[i] if terms is not None else (word,)
         df = min((held.get(k, 0) for k in keys), default=0)
         if df:
-            out[fts_phrase(word)] = fts5_idf(df, total)
+            out[fts_phrase(word)] = df
     return out
 
 
-def with_synonyms(store: SqliteStore, cfg: RetrievalConfig, words: list[str], alts: list[tuple[str, str]],
-                  term_idf: dict[str, float] | None
-                  ) -> tuple[list[str], dict[str, float] | None, dict[str, float] | None]:
+def with_synonyms(store: SqliteStore, cfg: RetrievalConfig, words: list[str], alts: list[tuple[str, str]]
+                  ) -> tuple[list[str], dict[str, float], dict[str, float]] | None:
     """The query words with the synonyms some memory holds, each phrase's IDF, and the cap
-    on each synonym's weight: ``lexical_synonyms`` x the IDF of the word it stands for."""
+    on each synonym's weight: ``lexical_synonyms`` x the IDF of the word it stands for.
+
+    The words, the synonyms and the words they stand for are tokenized and counted in one go.
+    None for a store opened read-only, which cannot tokenize them.
+    """
     texts = words + [s for s, _ in alts] + [src for _, src in alts]
     terms = store.terms_of(texts)
     if terms is None:
-        return words, term_idf, None  # read-only store: cannot weigh the synonyms
+        return None
     held, total = store.term_document_counts(texts)
-
-    def df(i: int) -> int:
-        return min((held.get(k, 0) for k in terms[i]), default=0)
-
-    out_idf = dict(term_idf) if term_idf else {fts_phrase(w): fts5_idf(df(i), total)
-                                               for i, w in enumerate(words) if df(i)}
+    df = _phrase_df(texts, terms, held)
+    idf = {p: fts5_idf(n, total) for p, n in df.items()}
+    out_idf = {p: idf[p] for p in map(fts_phrase, words) if p in idf}
     caps: dict[str, float] = {}
     kept = list(words)
-    n = len(words)
-    for j, (syn, _) in enumerate(alts):
-        d = df(n + j)
-        if not d or d >= cfg.lexical_max_df:
-            continue
-        own = fts5_idf(d, total)
-        d_src = df(n + len(alts) + j)
-        base = fts5_idf(d_src, total) if d_src else own
+    for syn, source in alts:
         phrase = fts_phrase(syn)
-        out_idf[phrase] = own
-        caps[phrase] = cfg.lexical_synonyms * min(own, base)
+        if phrase not in df or df[phrase] >= cfg.lexical_max_df:
+            continue
+        out_idf[phrase] = idf[phrase]
+        caps[phrase] = cfg.lexical_synonyms * min(idf[phrase], idf.get(fts_phrase(source), idf[phrase]))
         kept.append(syn)
     return kept, out_idf, caps
 
