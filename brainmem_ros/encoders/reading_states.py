@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 _STARTING = frozenset({'start', 'run'})
 # Verbs of switching a thing on or off ("a lamp switched on").
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip'})
-# Words of degree between a thing and its state ("curtains wide open").
-_DEGREES = frozenset({'wide', 'half', 'partly', 'partially', 'slightly', 'fully', 'halfway'})
+# Words of degree between a thing and its state ("curtains wide open"); those of part degree
+# stay with the state ("half closed").
 _PARTIAL = frozenset({'half', 'partly', 'partially', 'slightly', 'halfway'})
+_DEGREES = _PARTIAL | {'wide', 'fully'}
 
 
 class StateReading(PlaceReading):
@@ -131,9 +132,9 @@ class StateReading(PlaceReading):
             # Right after the thing, however the parser hung it: "Door check: garage door
             # OPEN", "left the door open".
             return names[before]
-        verb = self.doc[before] if before >= 0 else tok
-        if verb.tag_ in {'VBN', 'VBD'} and verb.i != tok.i:
+        if before >= 0 and self.doc[before].tag_ in {'VBN', 'VBD'}:
             # Right after a verb of its own subject: "grey curtains drawn closed", "the gate swung shut".
+            verb = self.doc[before]
             things = self._things([c for c in verb.children if c.dep_ in {'nsubj', 'nsubjpass'}], names)
             if things:
                 return names[things[0].i]
