@@ -43,9 +43,9 @@ class StateReading(PlaceReading):
             if self._asked(tok):
                 continue  # "Is the back door locked?" states nothing
             word = tok.lower_
-            preposition = any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children)
             if word in self.states and tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} and not (
-                    tok.dep_ == 'amod' and tok.head.i > tok.i) and not preposition \
+                    tok.dep_ == 'amod' and tok.head.i > tok.i) \
+                    and not any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children) \
                     and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
                     and not self._denied(tok) and not self._unreal(tok) \
                     and not (tok.head.i != tok.i and tok.head.pos_ in {'VERB', 'AUX'}
