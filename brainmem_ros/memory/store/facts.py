@@ -17,23 +17,19 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from brainmem_ros.memory.discourse import told_of
-from brainmem_ros.memory.entity_names import aliases, holding, shown_by
 from brainmem_ros.memory.facts import (
     DERIVED_TYPES,
-    LOCATION,
     POSITION,
     Claim,
     Fact,
     claims_of,
-    entity_key,
     fact_of,
-    referents,
     runs,
     same_value,
-    singular,
     value_key,
 )
 from brainmem_ros.memory.store.codec import decode_pose, pose_json
+from brainmem_ros.memory.store.fact_keys import keys_by_name
 from brainmem_ros.memory.store.sql import chunks, qmarks
 from brainmem_ros.memory.store.sqlite import SqliteStore
 from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit, Pose
@@ -290,28 +286,7 @@ class FactStore:
 
     def matching_keys(self, name: str) -> list[str]:
         """Entity keys that ``name`` (as a user types it) refers to; the exact key first."""
-        key = entity_key(name)
-        if not key:
-            return []
-        # The name as typed and as other names of the same thing ("fridge", "refrigerator"), and
-        # the thing a part or value of it names ("the front door lock", "the oven temperature").
-        names = list(dict.fromkeys(n for typed in (name, shown_by(name)) for n in (typed, *aliases(typed))))
-        heads = sorted({singular(w) for n in names for w in entity_key(n).split()})
-        rows = [r[0] for r in self.store._query(
-            f'SELECT DISTINCT entity FROM facts WHERE head IN ({qmarks(len(heads))})', heads)]
-        keys = {k for n in names for k in referents(n, rows, fallback=False)} or set(referents(name, rows))
-        if not keys:  # "the basil": what the basil pot holds
-            head = key.split()[-1]
-            keys = set(holding(head, [r[0] for r in self.store._query(
-                "SELECT DISTINCT entity FROM facts WHERE entity LIKE ? OR entity LIKE ?",
-                (f'{head} %', f'% {head} %'))]))
-        where = set(key.split()[:-1])
-        if not keys and where:  # "the garage light": the one light said to be in the garage
-            placed = {e for e, v in self.store._query(
-                'SELECT entity, value FROM facts WHERE head = ? AND attribute = ?',
-                (key.split()[-1], LOCATION)) if where <= set(entity_key(v).split())}
-            keys = placed if len(placed) == 1 else set()
-        return sorted(keys, key=lambda k: (k != key, len(k), k))
+        return keys_by_name(self.store._query, [name])[name]
 
     def facts_of(self, keys: Iterable[str], *, attribute: str | None = None,
                  skip: Sequence[str] = ()) -> list[Fact]:
@@ -339,10 +314,8 @@ class FactStore:
 
     def facts_about(self, names: Sequence[str], *, skip: Sequence[str] = ()) -> list[Fact]:
         """All facts of the entities that ``names`` match (see :func:`names_match`)."""
-        keys: list[str] = []
-        for name in names:
-            keys += self.matching_keys(name)
-        return self.facts_of(keys, skip=skip)
+        return self.facts_of([k for keys in keys_by_name(self.store._query, names).values() for k in keys],
+                             skip=skip)
 
     def last_positions(self, *, limit: int) -> list[Fact]:
         """The open position facts with a pose: where each object was last seen."""
