@@ -22,6 +22,8 @@ from brainmem_ros.memory.types import UnitFilter
 _COUNT_CAP = 10000
 # Index terms whose document counts are kept (_vocabulary_counts).
 _DOC_COUNTS_HELD = 4096
+# Texts whose index terms are kept (_terms): a word is always stemmed the same way.
+_TERMS_HELD = 4096
 
 
 class TextSearch(Connection):
@@ -33,6 +35,7 @@ class TextSearch(Connection):
         self._term_tables: bool | None = None
         # term -> (units containing it, max(id) when counted): see _vocabulary_counts.
         self._doc_counts: LruCache[str, tuple[int, int]] = LruCache(_DOC_COUNTS_HELD)
+        self._terms_held: LruCache[str, frozenset[str]] = LruCache(_TERMS_HELD)
         super().__init__(path, config=config)
 
     def fts_scored(self, match: str, *, limit: int, unit_filter: UnitFilter) -> list[tuple[int, float]]:
@@ -183,29 +186,44 @@ class TextSearch(Connection):
                 if self._term_tables is False:
                     return None
                 try:
-                    self._make_term_tables()
+                    return self._terms(texts)
                 except sqlite3.OperationalError:
+                    if self._term_tables:
+                        raise
                     self._term_tables = False
                     return None
-                self._db.executemany('INSERT INTO temp.query_words(rowid, w) VALUES (?, ?)',
-                                     [(i + 1, t) for i, t in enumerate(texts)])
-                try:
-                    found: list[set[str]] = [set() for _ in texts]
-                    for term, doc in self._db.execute('SELECT DISTINCT term, doc FROM temp.query_words_i'):
-                        found[int(doc) - 1].add(str(term))
-                finally:
-                    self._db.execute('DELETE FROM temp.query_words')
-                return [frozenset(f) for f in found]
             except sqlite3.Error as exc:
                 msg = f'memory store read failed: {exc}'
                 raise StoreError(msg) from None
+
+    def _terms(self, texts: Sequence[str]) -> list[frozenset[str]]:
+        """The index terms of each of ``texts``; tokenized once (a Retrieve asks for the same
+        words two or three times, and a robot's questions repeat their words), each new text
+        through a temporary FTS5 table: three statements for all of them."""
+        todo = [t for t in dict.fromkeys(texts) if self._terms_held.get(t) is None]
+        if todo:
+            self._make_term_tables()
+            self._db.executemany('INSERT INTO temp.query_words(rowid, w) VALUES (?, ?)',
+                                 [(i + 1, t) for i, t in enumerate(todo)])
+            try:
+                found: list[set[str]] = [set() for _ in todo]
+                for term, doc in self._db.execute('SELECT DISTINCT term, doc FROM temp.query_words_i'):
+                    found[int(doc) - 1].add(str(term))
+            finally:
+                self._db.execute('DELETE FROM temp.query_words')
+            for text, terms in zip(todo, found, strict=True):
+                self._terms_held.put(text, frozenset(terms))
+        out: list[frozenset[str]] = []
+        for t in texts:
+            held = self._terms_held.get(t)
+            # Evicted meanwhile only by thousands of new texts in one call: tokenize again.
+            out.append(held if held is not None else self._terms([t])[0])
+        return out
 
     def _make_term_tables(self) -> None:
         if self._term_tables is None:
             self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words "
                              "USING fts5(w, tokenize='porter unicode61')")
-            self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words_v '
-                             'USING fts5vocab(temp, query_words, row)')
             self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words_i '
                              'USING fts5vocab(temp, query_words, instance)')
             self._db.execute('CREATE VIRTUAL TABLE IF NOT EXISTS temp.units_fts_v '
@@ -219,12 +237,7 @@ class TextSearch(Connection):
         common words at 1M units, every Retrieve. A count is kept until the store has
         grown by 1% since it was taken; an IDF moves by far less than that in between.
         """
-        self._make_term_tables()
-        self._db.execute('INSERT INTO temp.query_words(w) VALUES (?)', (' '.join(words),))
-        try:
-            terms = [str(r[0]) for r in self._db.execute('SELECT term FROM temp.query_words_v')]
-        finally:
-            self._db.execute('DELETE FROM temp.query_words')
+        terms = sorted(frozenset().union(*self._terms(words)))
         fresh: dict[str, int] = {}
         for t in terms:
             held = self._doc_counts.get(t)
@@ -237,7 +250,8 @@ class TextSearch(Connection):
             for t in todo:
                 fresh[t] = found.get(t, 0)
                 self._doc_counts.put(t, (fresh[t], total))
-        return {t: n for t, n in fresh.items() if n}
+        # In the terms' order, held or not: the sums over them come out the same to the last bit.
+        return {t: fresh[t] for t in terms if fresh[t]}
 
 
 def _columns(rows: Sequence[tuple[Any, ...]]
