@@ -267,7 +267,8 @@ def _retrieve_section(res: dict[str, Any], sizes: list[int]) -> str:
             'through the `retrieve` service of `brainmem_node` running as its own process (as '
             '`ros2 run` starts it, default parameters), called by a client node in the benchmark '
             'process over DDS on localhost, one request at a time. Command: `' + PERF + ' --repeats 5` '
-            '(what `make bench` runs): the table gives the last run, the targets table every run.\n\n'
+            '(what `make bench` runs): the table gives the first in-process run (the one the stages '
+            'below were timed in) and the last run through the service, the targets table every run.\n\n'
             + table(['N', 'index', 'in-process p50 ms', 'p99 ms', 'CPU p50 ms', 'service p50 ms',
                      'p99 ms', 'in the callback p99 ms', 'target p99 ms', 'load avg'], rows)
             + '\n\n"CPU" is the thread CPU time of the call: what it would take with a core to '
@@ -640,6 +641,17 @@ What remains:
    response message costs about 2.2 ms: 0.78 ms to build ten `ScoredMemory` messages in the
    node, 0.37 ms to serialise them and 1.0 ms to deserialise them in the client (5.3 KB;
    `rclpy.serialization`, 200 repetitions).
+   The re-run of 2026-12-04 (an AMD EPYC without VNNI; the targets table) came after the
+   recall work had made the words' thread longer: the synonyms, the pool IDF and length
+   (docs/retrieval.md) took lexical recall to 5.0 / 7.0 / 7.2 ms at 10k / 100k / 1M ("Where
+   the time goes"), longer than the encoder from 100k on, so the vector search and then the
+   rerank wait for it. Two changes of that day shortened the rest: the facts of a query's
+   entities (for the fact factors) are looked up for all its names at once
+   (`brainmem_ros/memory/store/fact_keys.py`; over the bench queries' 10-17 names, mean 1.88
+   -> 0.55 ms and p99 7.05 -> 1.26 ms at 100k, one-off), and the words of a query are
+   tokenized once per store (28 -> 18 SQL statements per query at 100k). The p99 through
+   the service still missed 25 ms in 2 of 3 runs at 10k and 3 of 3 at 100k (24.9-26.1 and
+   25.3-30.2 ms); in-process it was 19.3-24.3 and 22.7-24.9 ms.
 2. **Store at 200 observations/s.** See the Store rows: the topic path is near the target,
    one Store at a time through the service waits for its own fsync and a DDS round trip.
    On two cores the GIL-bound parts (extraction, linking, rclpy's executor loop) are the
@@ -789,7 +801,7 @@ def main(argv: list[str] | None = None) -> int:
                   else f'{path} does not exist: run the full `make bench`')
             return 1
         date = time.strftime('%Y-%m-%d')
-        note = (f'*{splice.names_label(args.sections)} re-run on {date} ({cpu_name()}) and refreshed '
+        note = (f'*{splice.names_label(args.sections)}{splice.RERUN}{date} ({cpu_name()}) and refreshed '
                 f'with `python -m bench.report --sections {" ".join(args.sections)}`; the rest of the '
                 'page is from the run named above.*')
         try:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 TARGETS = '## DESIGN §5 targets'
 # Written by hand in bench/report.py, not measured: always taken from the current code.
 PROSE = ('## What stands in the way of the targets',)
+#: What a re-run's header note says after the names of its sections (bench/report.py).
+RERUN = ' re-run on '
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ SECTIONS: dict[str, Section] = {
     'build': Section('## Building the stores', ('build',)),
     'retrieve': Section('## Retrieve latency', ('retrieve_inprocess', 'retrieve_ros', 'retrieve_runs'),
                         ('Retrieve p99 through the service',)),
+    'stages': Section('## Where the time goes', ('retrieve_inprocess',)),
     'store': Section('## Store fast path', ('store_inprocess', 'store_ros'),
                      ('Store fast path',)),
     'open': Section('## Opening a store, and memory', ('open',),
@@ -93,7 +96,8 @@ def merge_rows(old: str, new: str, prefixes: Sequence[str], note: str) -> str:
 
 def splice(old: str, new: str, names: Sequence[str], *, date: str, note: str) -> str:
     """``old`` with the sections ``names`` (keys of :data:`SECTIONS`) and their target rows from
-    ``new`` (marked as re-run on ``date``), and ``note`` added to the header.
+    ``new`` (marked as re-run on ``date``), and ``note`` added to the header, in place of the
+    note of an earlier re-run of the same sections (the words before :data:`RERUN`).
 
     Raises ``ValueError`` when a section is missing from either page (a page from another
     version of the report).
@@ -113,8 +117,9 @@ def splice(old: str, new: str, names: Sequence[str], *, date: str, note: str) ->
     out = []
     for heading, text in parts:
         if heading == '':
-            # The same section re-run again the same day: its note is there already.
-            out.append(text if note in text else text.rstrip('\n') + f'\n\n{note}\n')
+            # A note of an earlier re-run of these sections (or some of them) gives way to this one.
+            kept = [p for p in text.rstrip('\n').split('\n\n') if p != note and not _noted(p) <= set(names)]
+            out.append('\n\n'.join([*kept, note]) + '\n')
         elif heading in wanted or (heading.startswith(PROSE) and heading in fresh):
             out.append(fresh[heading])
         elif heading == TARGETS and TARGETS in fresh:
@@ -122,6 +127,14 @@ def splice(old: str, new: str, names: Sequence[str], *, date: str, note: str) ->
         else:
             out.append(text)
     return '\n'.join(out)
+
+
+def _noted(paragraph: str) -> set[str]:
+    """The sections a re-run's header note names ({'?'} when a paragraph is no such note)."""
+    if not paragraph.startswith('*') or RERUN not in paragraph:
+        return {'?'}
+    by_label = {s.heading.removeprefix('## '): n for n, s in SECTIONS.items()}
+    return {by_label.get(label, '?') for label in paragraph[1:].split(RERUN, 1)[0].split(', ')}
 
 
 def names_label(names: Sequence[str]) -> str:

@@ -48,6 +48,25 @@ def test_only_the_named_section_and_its_target_rows_are_replaced() -> None:
     assert again.count('*re-run note*') == 1 and again == out
 
 
+def test_a_later_re_run_replaces_the_note_of_the_same_sections_only() -> None:
+    old = _page('p99 28.4 ms', 'p99 30.6 ms', '0.14', '211')
+    new = _page('p99 18.1 ms', 'p99 17.9 ms', '0.12', '999')
+    first = splice.splice(old, new, ['consolidation'], date='2026-12-02',
+                          note='*Consolidation re-run on 2026-12-02 (cpu A) and refreshed*')
+    other = splice.splice(first, new, ['store'], date='2026-12-03',
+                          note='*Store fast path re-run on 2026-12-03 (cpu A) and refreshed*')
+    later = splice.splice(other, new, ['consolidation'], date='2026-12-04',
+                          note='*Consolidation re-run on 2026-12-04 (cpu B) and refreshed*')
+    assert '2026-12-02 (cpu A)' not in later
+    assert '*Store fast path re-run on 2026-12-03 (cpu A) and refreshed*' in later
+    assert later.count('*Consolidation re-run on') == 1
+    assert later.index('*Consolidation re-run on 2026-12-04') < later.index('## DESIGN §5 targets')
+    # A re-run of more sections at once replaces the notes of each of them.
+    both = splice.splice(later, new, ['consolidation', 'store'], date='2026-12-05',
+                         note='*Consolidation, Store fast path re-run on 2026-12-05 (cpu B) and refreshed*')
+    assert both.count(' re-run on ') == 1 and '2026-12-05' in both
+
+
 def test_a_re_run_at_fewer_sizes_is_refused() -> None:
     old = _page('a', 'b', '0.14', '211')
     new = old.replace('| 100k | 0.14 |\n', '')
