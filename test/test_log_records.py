@@ -141,6 +141,10 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     ' "error": "obstruction_detected", "state": "open"}',
     'perception: search obj=step_stool area=kitchen result=NOT_FOUND',
     'state_clf | target=stove_burner | pred=off | p=0.41 | REJECTED (p<0.60)',  # the whole record
+    'seg_clf target=pantry_door pred=open conf=0.28 rejected (conf<0.5)',  # the verdict after its score
+    # A call the device refused: the switch is not "denied", the climate not "blocked".
+    'app cmd: switch.porch_light turn_off -> denied (user override)',
+    'climate.bedroom set_mode -> blocked (window open)',
 ])
 def test_records_that_state_no_change(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
@@ -228,3 +232,12 @@ def test_orders_and_plans_state_nothing(x: SpacyExtractor, text: str) -> None:
 def test_a_failed_step_states_nothing(x: SpacyExtractor) -> None:
     assert _changes(x, 'grasp mug: failed; nav: kitchen -> hall') == set()
     assert _changes(x, 'place vase -> shelf_3: error, gripper slipped') == set()
+
+
+def test_a_state_of_part_degree_in_a_record_keeps_its_degree(x: SpacyExtractor) -> None:
+    # "partly_closed" is not closed; it was read as nothing, and a later reading's state stood.
+    assert _changes(x, 'blind_clf target=bedroom_curtains pred=partly_closed p=0.91') == {
+        ('bedroom curtain', 'state', 'partly closed')}
+    assert _changes(x, 'window_clf | target=attic_window | state=half-open | conf=0.9') == {
+        ('attic window', 'state', 'half open')}
+    assert _changes(x, 'seg_clf target=pantry_door pred=open conf=0.88') == {('pantry door', 'state', 'open')}

@@ -30,7 +30,7 @@ import re
 from functools import lru_cache
 
 from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes, undone
-from brainmem_ros.encoders.reading_base import HELD, POWER
+from brainmem_ros.encoders.reading_base import HELD, PARTIAL, POWER
 from brainmem_ros.encoders.record_fields import (
     ASIDE,
     BATTERY_KEYS,
@@ -237,6 +237,9 @@ class RecordReader(RecordNames):
         word = words[0].lower().strip('.!"\'')
         if word == HELD:
             return [StateChange(thing, 'location', '', HELD)]
+        degree, _, state = word.replace('-', '_').partition('_')
+        if degree in PARTIAL and state in self.states and state not in POWER:
+            return [StateChange(thing, 'state', '', f'{degree} {state}')]  # "pred=half_open"
         if (word not in self.states and not (keyed and word.isalpha() and word not in ROLE_KEYS)) \
                 or (word in PROCESS_STATES and not process):
             return []

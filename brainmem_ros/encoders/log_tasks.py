@@ -44,10 +44,15 @@ _OUTCOME_KEYS = frozenset({'status', 'result', 'outcome'})
 _UNDONE = frozenset({'queued', 'pending', 'scheduled', 'planned', 'waiting', 'aborted', 'cancelled',
                      'canceled', 'failed', 'failure', 'error', 'timeout', 'timed_out', 'rejected', 'skipped',
                      'not_found', 'notfound', 'missing'})
-# A failure the call returned ("target=light.porch -> error: device unreachable").
-_FAILED_AFTER = re.compile(r'(?:->|=>|→)\s*(?:error|fail(?:ed|ure)?|fault|timeout)\b', re.IGNORECASE)
-# A field of its own that drops the whole record ("| REJECTED (p<0.60)", "DISCARDED low_conf").
+# A failure or refusal the call returned ("target=light.porch -> error: device unreachable",
+# "switch.sprinkler turn_on -> blocked (rain delay)"); a thing's own state may be "blocked"
+# ("exit: clear -> blocked"), a call's outcome only after the call's snake_case name.
+_FAILED_AFTER = re.compile(r'(?:->|=>|→)\s*(?:error|fail(?:ed|ure)?|fault|timeout|denied|refused)\b|'
+                           r'\b[a-z]+_[a-z_]+\s*(?:->|=>|→)\s*blocked\b', re.IGNORECASE)
+# A field of its own that drops the whole record ("| REJECTED (p<0.60)", "DISCARDED low_conf"),
+# or the verdict right after a confidence ("p=0.31 discarded (p<0.60)").
 _DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered', 'invalid'})
+_SCORE = re.compile(r'^[-+]?\d*[.,]?\d+%?$')
 _VERB_KEYS = frozenset({'service', 'action', 'task', 'cmd', 'command'})
 #: Keys of what software is asked to do, which name no thing ("domain=light service=turn_off").
 CALL_KEYS = _VERB_KEYS | {'domain', 'job', 'type'}
@@ -87,8 +92,10 @@ def _verb(fields: list[Field]) -> str:
 
 def undone(fields: Sequence[Field]) -> bool:
     """A record's fields say it did not happen: "fetch item=dog_lead status=ABORTED", "... pred=off
-    | REJECTED (p<0.60)", "score=0.22 dropped=true", "target=light.porch -> error: unreachable"."""
+    | REJECTED (p<0.60)", "score=0.22 dropped=true", "pred=open p=0.31 discarded", "target=light.porch
+    -> error: unreachable"."""
     return any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE) or _FAILED_AFTER.search(v)
                or (k is None and {v.split()[0].lower(), v.split()[-1].lower()} & _DROPPED)
                or (k in _DROPPED and v.split()[0].lower() in {'true', 'yes', '1'})
+               or (len(words := v.split()) > 1 and _SCORE.match(words[0]) and words[1].lower() in _DROPPED)
                for k, v in fields if v.split())

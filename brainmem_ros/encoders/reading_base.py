@@ -36,6 +36,8 @@ NOT_HAPPENED = frozenset({'without', 'no', 'never', 'almost', 'nearly', 'barely'
 ABILITY = frozenset({'can', 'could', 'cannot', 'unable'})
 ARRIVALS = frozenset({'goal', 'destination', 'target', 'waypoint'})
 POWER = frozenset({'on', 'off'})
+#: Words of part degree that stay with a state: a window "half open" is not open.
+PARTIAL = frozenset({'half', 'partly', 'partially', 'slightly', 'halfway'})
 CONDITIONS = frozenset({'before', 'until', 'till', 'if', 'unless', 'when', 'once', 'whenever'})
 # Verbs whose past tense is their base form. Robot logs report in the past tense, so a
 # clause opening with one of these ("Put the cup in the sink") may be a done act; with

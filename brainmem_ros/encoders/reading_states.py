@@ -12,6 +12,7 @@ from brainmem_ros.encoders.lexicon import (
 )
 from brainmem_ros.encoders.reading_base import (
     HELD,
+    PARTIAL,
     POWER,
     has_object,
     indefinite,
@@ -28,8 +29,7 @@ _STARTING = frozenset({'start', 'run'})
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip'})
 # Words of degree between a thing and its state ("curtains wide open"); those of part degree
 # stay with the state ("half closed").
-_PARTIAL = frozenset({'half', 'partly', 'partially', 'slightly', 'halfway'})
-_DEGREES = _PARTIAL | {'wide', 'fully'}
+_DEGREES = PARTIAL | {'wide', 'fully'}
 
 
 class StateReading(PlaceReading):
@@ -74,7 +74,7 @@ class StateReading(PlaceReading):
         if before > 0 and self.doc[before].text == '-':
             before -= 1
         word = self.doc[before].lower_ if before >= 0 else ''
-        return f'{word} ' if word in _PARTIAL else ''
+        return f'{word} ' if word in PARTIAL else ''
 
     def _names_by_token(self) -> tuple[dict[int, str], dict[int, str]]:
         """The entity name each token of a mention belongs to ("car" and "keys" of "the car
