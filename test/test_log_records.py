@@ -241,3 +241,8 @@ def test_a_state_of_part_degree_in_a_record_keeps_its_degree(x: SpacyExtractor) 
     assert _changes(x, 'window_clf | target=attic_window | state=half-open | conf=0.9') == {
         ('attic window', 'state', 'half open')}
     assert _changes(x, 'seg_clf target=pantry_door pred=open conf=0.88') == {('pantry door', 'state', 'open')}
+
+
+def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
+    # "shelf C" was read as a thing called "c" and dropped; "shelf B" was a place.
+    assert _changes(x, 'item=socket set | place=rack C') == {('socket set', 'location', 'rack c')}

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from brainmem_ros.encoders.cache import LruCache
+from brainmem_ros.encoders.csv_rows import CsvColumns
 from brainmem_ros.encoders.lexicon import (
     self_parts,
     state_words,
@@ -106,6 +107,7 @@ class SpacyExtractor:
                       if self_vocabulary is not None else self_parts())
         self._docs: LruCache[str, Doc] = LruCache(cache_size)
         self._records = RecordReader(self._nouns, stopwords(), state_words(), self._self)
+        self._csv = CsvColumns()  # the columns of the last CSV header read, for later rows
 
     def prime(self, texts: Sequence[str]) -> None:
         """Parse ``texts`` in one batch so that ``extract`` of each finds its parse ready."""
@@ -154,7 +156,12 @@ class SpacyExtractor:
         return frozenset(w for w in found if w.strip())
 
     def extract(self, text: str, *, known_entities: Sequence[str] = ()) -> Extraction:
-        """Entities, actions, state changes and outcome stated in ``text``."""
+        """Entities, actions, state changes and outcome stated in ``text``.
+
+        A CSV row is read as a record of its header's columns (:mod:`csv_rows`): the header
+        may have come in an earlier ``text``, so texts are read in the order they were told.
+        """
+        text = self._csv.as_records(text)
         found = self._read(text).extraction(known_entities)
         if self._records.undone(text):
             # A record of what failed or was rejected: what its words would say did not happen.

@@ -18,7 +18,8 @@ from brainmem_ros.memory.types import normalise_name
 
 CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
 _DOTTED = re.compile(r'^([a-z]+(?:_[a-z]+)*)\.([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$')  # "switch.kitchen_light"
-CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?)$')
+# A label after a name: a number, a letter with a number, or a capital letter ("shelf C", "bay 4B").
+CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?|[A-Z])$')
 _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
 #: Prepositions of place a record writes before a place ("on", "next"...).
 RECORD_PLACE_PREPS = (PLACE_PREPS - {'to', 'over'}) | {'next'}
