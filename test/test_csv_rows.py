@@ -51,6 +51,6 @@ def test_a_memory_answers_where_from_rows_stored_one_by_one(tmp_path: Path, embe
         mem.store('ts,item,place,holder\n1,torque wrench,shelf B,', stamp=1000.0)
         mem.store('2,torque wrench,,Ana', stamp=2000.0)
         mem.store('3,torque wrench,shelf C,', stamp=3000.0)
-        assert [f.value for f in mem.state_of('torque wrench') if f.current][0] == 'shelf c'
+        assert next(f.value for f in mem.state_of('torque wrench') if f.current) == 'shelf c'
         then = [f.value for f in mem.state_of('torque wrench', as_of=2500.0) if f.valid_at(2500.0)]
         assert then[0] == 'ana'
