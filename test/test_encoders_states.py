@@ -360,6 +360,8 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a laundry basket with a blue towel', {StateChange('blue towel', 'location', '', 'laundry basket')}),
     ('a bedroom with open curtains', {StateChange('curtain', 'location', '', 'bedroom'),
                                       StateChange('curtain', 'state', '', 'open')}),
+    ('a study with drawn blinds', {StateChange('blind', 'location', '', 'study'),
+                                   StateChange('blind', 'state', '', 'drawn')}),
     # What is draped over a thing rests on it.
     ('a jacket draped over a chair', {StateChange('jacket', 'location', '', 'chair')}),
     # A participle after the last of listed things tells of all of them.

@@ -46,6 +46,7 @@ class StateReading(PlaceReading):
             if word in self.states and tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} and not (
                     tok.dep_ == 'amod' and tok.head.i > tok.i) \
                     and not any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children) \
+                    and not self._moved_into_state(tok) \
                     and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
                     and not self._denied(tok) and not self._unreal(tok) \
                     and not (tok.head.i != tok.i and tok.head.pos_ in {'VERB', 'AUX'}
@@ -66,6 +67,13 @@ class StateReading(PlaceReading):
         found.extend(self._level_settings(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
+
+    def _moved_into_state(self, tok: Token) -> bool:
+        """A participle right before the state it brought about ("curtains drawn closed", "the
+        gate swung open") is the motion, not a state of its own."""
+        after = self.doc[tok.i + 1] if tok.i + 1 < len(self.doc) else None
+        return tok.pos_ == 'VERB' and after is not None and after.lower_ in self.states \
+            and after.lower_ not in POWER
 
     def _partial(self, tok: Token) -> str:
         """The word of part degree before a state, with a space ("half " of "half closed",
