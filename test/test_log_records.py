@@ -246,3 +246,25 @@ def test_a_state_of_part_degree_in_a_record_keeps_its_degree(x: SpacyExtractor) 
 def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     # "shelf C" was read as a thing called "c" and dropped; "shelf B" was a place.
     assert _changes(x, 'item=socket set | place=rack C') == {('socket set', 'location', 'rack c')}
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # Written for the test in formats of common robot and home-automation software.
+    ('[INFO] [1717400000.123] [object_tracker]: mug_blue moved from sink to drying_rack',
+     {('mug blue', 'location', 'drying rack')}),
+    ('[WARN] [door_monitor]: front_door state changed: closed -> open', {('front door', 'state', 'open')}),
+    ('location_update item=glasses new_location=nightstand', {('glasses', 'location', 'nightstand')}),
+    ('[tracker] glasses -> nightstand', {('glasses', 'location', 'nightstand')}),
+    ('ALERT garage door left open for 30 min', {('garage door', 'state', 'open')}),
+])
+def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
+    assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize('text', [
+    'nav: kitchen -> hallway',  # the robot's route: places, not a thing
+    'mode: cooling -> heating',  # a mode
+    'route: hallway -> bedroom',
+])
+def test_arrows_between_places_or_modes_move_nothing(x: SpacyExtractor, text: str) -> None:
+    assert _changes(x, text) == set()

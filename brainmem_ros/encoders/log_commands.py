@@ -35,6 +35,8 @@ _PUTTING = frozenset({'place', 'placed', 'put', 'drop', 'dropped', 'move', 'move
                       'leave', 'left', 'release', 'released'})
 _TAKING = frozenset({'pick', 'picked', 'grasp', 'grasped', 'grab', 'grabbed', 'take', 'took', 'lift',
                      'lifted', 'fetch', 'fetched'})
+#: The verbs of an action log's steps: a name after one is the step's thing ("place sponge").
+STEP_VERBS = _PUTTING | _TAKING
 _FAILED = re.compile(r'\b(?:fail(?:ed|ure)?|error|abort(?:ed)?|timeout|retry|not|no|cannot|unable|rejected|'
                      r'discarded|ignored|cancel(?:l?ed)?|scheduled|planned|pending|queued)\b', re.IGNORECASE)
 _ARROW = re.compile(r'\s*(?:->|=>|→|\s@\s)\s*')

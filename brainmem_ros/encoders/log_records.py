@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from brainmem_ros.encoders.lexicon import NOUN_TYPES
+from brainmem_ros.encoders.log_commands import STEP_VERBS
 from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes, undone
 from brainmem_ros.encoders.reading_base import HELD, PARTIAL, POWER
 from brainmem_ros.encoders.record_fields import (
@@ -79,9 +81,12 @@ _PLACE_RELATIONS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next
 # A thing switched on or off, however the line goes on: "switch.sprinkler turned on by schedule".
 _SWITCHED = re.compile(r'^(.+?)\s+(?:was\s+|got\s+)?(?:turned|switched|powered)\s+(on|off)\b', re.IGNORECASE)
 # Verbs of a thing coming to rest somewhere, in a record's telegraphic past: "pallet_07
-# dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench".
-_ARRIVING = re.compile(
-    r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
+# dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench",
+# "mug_blue moved from sink to drying_rack".
+_ARRIVING = re.compile(r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:from\s+(.+?)\s+)?'
+                       r'(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
+# Words after a thing that say its state is reported: "front_door state changed: closed -> open".
+_REPORTED = frozenset({'changed', 'change', 'changes', 'updated', 'update', 'is', 'now'})
 
 
 @lru_cache(maxsize=16)
@@ -258,8 +263,11 @@ class RecordReader(RecordNames):
             left, right = colon.group(1), colon.group(2)
             got = self._pair(right, depth + 1)
             words = left.split()
+            while len(words) >= 2 and words[-1].lower() in _REPORTED:
+                words.pop()  # "front_door state changed: closed -> open"
             if len(words) >= 2 and role_key(words[-1]) in STATE_KEYS:
-                left = ' '.join(words[:-1])  # "toilet 3 status: clogged"
+                words.pop()  # "toilet 3 status: clogged"
+            left = ' '.join(words)
             thing = self.tail_thing(left)
             if not got and thing:
                 got = self._state(thing, right)
@@ -281,7 +289,18 @@ class RecordReader(RecordNames):
         words = left.split()
         if not thing and len(words) >= 2:
             thing = self.tail_thing(' '.join(words[:-1]))  # "cabinet 2 latched->unlocked"
-        return self._state(thing, right) if thing else []
+        if not thing:
+            return []
+        # "[tracker] glasses -> nightstand": a household thing (not a place, not a mode) and a
+        # place after the arrow.
+        head = thing.split()[-1]
+        kind = NOUN_TYPES.get(head) or NOUN_TYPES.get(self._singular(head))
+        if STEP_VERBS & set(thing.split()):
+            kind = None  # "place sponge -> sink": a step of an action log (log_commands.py)
+        place = self.place(right, keyed=True) if kind not in {None, 'place'} else ''
+        if place and place.split()[-1] not in NOUN_TYPES and place.split()[-1] not in self.nouns:
+            place = ''
+        return self._state(thing, right) or ([StateChange(thing, 'location', '', place)] if place else [])
 
     def _telegraphic(self, value: str) -> list[StateChange]:
         words = value.split()
@@ -296,9 +315,9 @@ class RecordReader(RecordNames):
             return [StateChange(thing, 'power', '', switched.group(2).lower())]
         arriving = _ARRIVING.match(value)
         if arriving and arriving.group(2).lower() not in self.states:
-            thing, place = self.tail_thing(arriving.group(1)), self.place(arriving.group(3))
+            thing, place = self.tail_thing(arriving.group(1)), self.place(arriving.group(4))
             if thing and place:
-                return [StateChange(thing, 'location', '', place)]
+                return [StateChange(thing, 'location', self.place(arriving.group(3) or ''), place)]
         if len(words) >= 2:
             before = words[:-1]
             while len(before) > 1 and before[-1].lower() in _LINKING:

@@ -103,8 +103,16 @@ class ReadingBase:
         return any(' '.join(words[i:]) in self.self_vocab for i in range(1, len(words)))
 
 
+#: A log level or kind opening a line, in capitals ("ALERT garage door left open").
+LOG_LEVELS = frozenset({'DEBUG', 'INFO', 'NOTICE', 'WARN', 'WARNING', 'ERROR', 'ERR', 'CRITICAL', 'FATAL',
+                        'ALERT', 'EVENT', 'TRACE'})
+
+
 def log_prefix(doc: Doc) -> set[int]:
-    """Token positions of a leading ``[logger_name]`` tag of a ROS log line."""
+    """Token positions of a leading ``[logger_name]`` tag of a ROS log line, or of a log level
+    opening a line ("ALERT garage door left open")."""
+    if len(doc) > 2 and doc[0].text in LOG_LEVELS:
+        return {0}
     if len(doc) < 3 or doc[0].text != '[':
         return set()
     for tok in doc[1:8]:

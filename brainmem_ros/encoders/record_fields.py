@@ -66,11 +66,19 @@ def person(value: str, *, bare: bool = True) -> str:
 
 
 def role_key(key: str) -> str:
-    """``key`` as the role key it is, allowing one typing slip in a long one ("stauts")."""
+    """``key`` as the role key it is, allowing one typing slip in a long one ("stauts"), and
+    a word of time before it ("new_location", "current_state": the location, the state)."""
     key = key.lower()
     if key in ROLE_KEYS or len(key) < 5:
         return key
+    when, _, rest = key.partition('_')
+    if when in _NOW and rest in ROLE_KEYS:
+        return rest
     return next((k for k in ROLE_KEYS if len(k) >= 5 and _one_slip(key, k)), key)
+
+
+# Words of time before a role key that leave its role as it is.
+_NOW = frozenset({'new', 'current', 'curr', 'cur', 'now', 'latest', 'updated', 'final'})
 
 
 def _one_slip(a: str, b: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
-from brainmem_ros.encoders.reading_base import PLACE_PREPS
+from brainmem_ros.encoders.reading_base import LOG_LEVELS, PLACE_PREPS
 from brainmem_ros.encoders.record_fields import ASIDE, CONFIDENCE
 from brainmem_ros.memory.types import normalise_name
 
@@ -79,8 +79,8 @@ class RecordNames:
         words = [w for w in words if w]
         while words and CONFIDENCE.match(words[-1]):
             words.pop()
-        while len(words) > 1 and words[0].lower() in _SIGHTED:
-            words.pop(0)  # "found car_keys"
+        while len(words) > 1 and (words[0].lower() in _SIGHTED or words[0] in LOG_LEVELS):
+            words.pop(0)  # "found car_keys", "ALERT garage door"
         while words and ((words[0].lower() in self.stop and words[0].lower() in self.nouns
                           and not _identifier(text)) or words[0].isdigit()):
             words.pop(0)  # "object 'kettle'": a vague noun before the name; "4 glasses": a count
