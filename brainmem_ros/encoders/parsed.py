@@ -166,8 +166,11 @@ class SpacyExtractor:
         if self._records.undone(text):
             # A record of what failed or was rejected: what its words would say did not happen.
             return dataclasses.replace(found, state_changes=()) if found.state_changes else found
-        parsed = found.state_changes
-        for sentence in self._records.sentences(text):
+        # Prose inside a record is read alone; the parse of the whole line joins the record's
+        # tag to it ('vision: "The cat is on the armchair."' put the vision on the armchair).
+        sentences = self._records.sentences(text)
+        parsed = () if sentences else found.state_changes
+        for sentence in sentences:
             parsed += self._read(sentence).state_changes()
         changes = merged(text, self._records.changes(text) + commanded(self._records, text), parsed)
         return found if changes == found.state_changes else dataclasses.replace(found, state_changes=changes)
