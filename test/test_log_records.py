@@ -258,6 +258,10 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ('location_update item=glasses new_location=nightstand', {('glasses', 'location', 'nightstand')}),
     ('[tracker] glasses -> nightstand', {('glasses', 'location', 'nightstand')}),
     ('ALERT garage door left open for 30 min', {('garage door', 'state', 'open')}),
+    # A call after a node's name; things written at their places.
+    ('/robot/manipulation: grasp(cup_red) -> SUCCESS', {('cup red', 'location', HELD)}),
+    ('inventory: wallet@desk umbrella@coat_rack', {('wallet', 'location', 'desk'),
+                                                   ('umbrella', 'location', 'coat rack')}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
@@ -267,6 +271,7 @@ def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str
     'nav: kitchen -> hallway',  # the robot's route: places, not a thing
     'mode: cooling -> heating',  # a mode
     'route: hallway -> bedroom',
+    'mail from anna@example.com received',  # an address
 ])
 def test_arrows_between_places_or_modes_move_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set()

@@ -50,14 +50,18 @@ _CALL = re.compile(r'^(?:[A-Za-z]+\s+)?([A-Za-z]+)\(([^()]*)\)\s*(.*)$')  # "tas
 _PATH = re.compile(r'^([A-Za-z]\w*)\.([A-Za-z]+)\s*[:=]\s*(\S.*)$')  # "cup_green.location = sink"
 _DONE = re.compile(r'\b(?:ok|done|success|succeeded|complete|completed|finished)\b', re.IGNORECASE)
 _STEP = re.compile(r'^([A-Za-z]+)\b\s*(.*)$')
-_TAG = re.compile(r'^\w+:\s+(?=\w+\s)')  # "exec: place sponge -> sink", not "moved keys: bowl -> .."
+# "exec: place sponge -> sink", "/robot/manipulation: grasp(cup) -> SUCCESS"; not "moved keys: bowl -> ..".
+# A thing and its place joined by "@" in one word ("keys@hallway_bowl"); no dot after it (an address).
+_AT_PAIR = re.compile(r'(?<![\w@.])([A-Za-z][A-Za-z0-9_-]*)@([A-Za-z][A-Za-z0-9_-]*)(?![\w@.])')
+_TAG = re.compile(r'^[\w/.-]+:\s+(?=\w+\s|\w+\()')
 
 
 def commanded(reader: RecordNames, text: str) -> list[StateChange]:
     """The changes the steps of an action log line state (none for prose)."""
+    found = _at_pairs(reader, text)
+    text = _AT_PAIR.sub(' ', text) if found else text
     if not _ARROW.search(text) and not _MARKED.search(text):
-        return []
-    found: list[StateChange] = []
+        return found
     taken = ''
     for raw in re.split(r'[;|]', text):
         step = _TAG.sub('', _BRACKETED.sub('', raw.strip()))
@@ -83,6 +87,16 @@ def commanded(reader: RecordNames, text: str) -> list[StateChange]:
             place = reader.place(parts[-1], keyed=True)
             if thing and place and place != thing:
                 found.append(StateChange(thing, 'location', before, place))
+    return found
+
+
+def _at_pairs(reader: RecordNames, text: str) -> list[StateChange]:
+    """Things written at their places in one word each: "inventory: keys@hallway_bowl wallet@desk"."""
+    found: list[StateChange] = []
+    for name, where in _AT_PAIR.findall(text):
+        thing, place = reader.thing(name, keyed=True), reader.place(where, keyed=True)
+        if thing and place and place != thing:
+            found.append(StateChange(thing, 'location', '', place))
     return found
 
 
