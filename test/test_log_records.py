@@ -262,6 +262,10 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ('/robot/manipulation: grasp(cup_red) -> SUCCESS', {('cup red', 'location', HELD)}),
     ('inventory: wallet@desk umbrella@coat_rack', {('wallet', 'location', 'desk'),
                                                    ('umbrella', 'location', 'coat rack')}),
+    # A message topic and its payload; a sensor's measure under a dotted name.
+    ('house/porch/gate/state CLOSED', {('porch gate', 'state', 'closed')}),
+    ('zigbee2mqtt/office/fan OFF', {('office fan', 'power', 'off')}),
+    ('sensor.freezer_temperature: -18 °C', {('freezer', 'temperature', '-18 °C')}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

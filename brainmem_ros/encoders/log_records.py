@@ -271,6 +271,9 @@ class RecordReader(RecordNames):
             thing = self.tail_thing(left)
             if not got and thing:
                 got = self._state(thing, right)
+            measure = thing.rsplit(' ', 1)
+            if not got and len(measure) == 2 and measure[1] in MEASURES:
+                got = self._reading(measure[1], right, measure[0])  # "sensor.fridge_temperature: 4.2 °C"
             words = left.split()
             moved = len(words) >= 2 and words[-1].lower() in {'moved', 'relocated'}
             if not got and moved and _ARROW.search(right):
@@ -281,6 +284,16 @@ class RecordReader(RecordNames):
         if len(parts) >= 2:
             return self._transition(parts[-2], parts[-1]) or self._pair(parts[-1], depth + 1)
         return self._telegraphic(value)
+
+    def _topic(self, path: str, value: str) -> list[StateChange]:
+        """A message topic and its payload, "home/garage/door/state OPEN": the thing is the
+        topic's last level (after a state key), named with the level before it (its room)."""
+        levels = [p for p in path.strip('/').split('/') if p]
+        if levels and role_key(levels[-1]) in STATE_KEYS:
+            levels.pop()
+        thing = self.tail_thing(' '.join(levels[-2:]).replace('_', ' ')) or self.tail_thing(
+            levels[-1].replace('_', ' ')) if levels else ''
+        return self._state(thing, value) if thing else []
 
     def _transition(self, left: str, right: str) -> list[StateChange]:
         """"ward door -> OPEN", "kitchen drawer 3 closed->open": the thing before the arrow
@@ -304,6 +317,8 @@ class RecordReader(RecordNames):
 
     def _telegraphic(self, value: str) -> list[StateChange]:
         words = value.split()
+        if len(words) == 2 and '/' in words[0].strip('/'):
+            return self._topic(words[0], words[1])
         if len(words) >= 2 and words[0].lower() in BATTERY_KEYS:
             return self._reading(words[0].lower(), ' '.join(words[1:]), '')
         measure = next((i for i, w in enumerate(words) if w.lower() in MEASURES), None)
