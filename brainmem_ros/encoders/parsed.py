@@ -214,6 +214,8 @@ class _Reading(StateReading):
             if tok.pos_ == 'PRON' and tok.dep_ in {'pobj', 'dobj'} and tok.is_alpha \
                     and tok.lower_ not in self.stop:
                 self.as_noun.add(tok.i)  # "to the bookshelf" tagged as a pronoun
+            elif tok.pos_ == 'ADJ' and tok.dep_ in {'dobj', 'pobj'} and tok.lower_ in nouns_only:
+                self.as_noun.add(tok.i)  # "turned the oven off": an object, and never an adjective
         self.camel_actions: dict[int, str] = {}
         self._spans: list[tuple[int, int, int]] | None = None
         self.heads: dict[int, int] = {}  # token of a mention -> its head (set with the names)

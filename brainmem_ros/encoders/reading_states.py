@@ -175,6 +175,9 @@ class StateReading(PlaceReading):
             c.dep_ == 'prep' and c.lower_ in POWER
             and (c.i == tok.i + 1 or not any(g.dep_ == 'pobj' for g in c.children)))
             or (c.dep_ == 'advmod' and c.lower_ in POWER)]  # "switched the light back on"
+        # "switched the porch light off", with the particle parsed under the object.
+        particles += [g for c in tok.children if c.dep_ in {'dobj', 'obj'} for g in c.children
+                      if g.dep_ == 'prt' and g.lower_ in POWER]
         candidates = [g for c in particles for g in c.children if g.dep_ == 'pobj']
         said = [c for c in [*tok.children, *candidates] if c.dep_ in {'dobj', 'obj', 'pobj'}]
         objects = [o for o in self._things(said, names) if not indefinite(o)]
