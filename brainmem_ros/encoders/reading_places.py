@@ -34,6 +34,8 @@ _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip', 'borrow'})
 # Words of a time to come: "I'm opening it later" is a plan.
 _LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
 _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
+# Verbs of taking after which a person named as the subject has the thing.
+_TOOK = frozenset({'take', 'pick', 'lift', 'grab', 'grasp', 'borrow'})
 # Verbs whose "into" is where the contents went ("emptied the bin into the wheelie bin").
 _EMPTYING = frozenset({'empty', 'drain'})
 
@@ -147,7 +149,10 @@ class PlaceReading(MeasureReading):
         lemma, mine = self._verb_lemma(tok), self._said_by_speaker(tok)
         having = mine and lemma in {'have', 'get'} and (tok.tag_ == 'VBP' or (
             tok.tag_ == 'VBN' and any(c.dep_ == 'aux' and c.lemma_.lower() == 'have' for c in tok.children)))
-        if not having and (lemma not in _HOLDING or tok.tag_ not in {'VBG', 'VBZ', 'VBP', 'VBD'}):
+        # "Leo took the umbrella": whoever took it has it, unless it went somewhere (below).
+        took = lemma in _TOOK and tok.tag_ in {'VBD', 'VBN'}
+        holding = lemma in _HOLDING and tok.tag_ in {'VBG', 'VBZ', 'VBP', 'VBD'}
+        if not (having or took or holding):
             return []
         # The subject, or the name a participle is hung on in a caption ("Priya carrying ...").
         holders = [c for c in tok.children if c.dep_ == 'nsubj'] + ([tok.head] if tok.dep_ == 'acl' else [])
@@ -156,10 +161,13 @@ class PlaceReading(MeasureReading):
         people += [self.speaker] if mine else []
         # Not a second "object" after a phrase of the verb's ("carrying a box up a staircase",
         # which the parser may read as a second object).
-        phrase = min((c.i for c in tok.children if c.dep_ in {'prep', 'prt'}), default=len(self.doc))
+        phrase = min((c.i for c in tok.children if c.dep_ == 'prep' or (c.dep_ == 'prt' and not took)),
+                     default=len(self.doc))
         if any(c.dep_ == 'prep' and c.lower_ in _GOAL_PREPS and self._place_of(c, names)
-               for c in tok.children):
-            return []  # "a person carrying a laptop into the office": the office, where it is going
+               for c in (self._clause(tok) if took else tok.children)):
+            # "a person carrying a laptop into the office", "Noor took the tablet up to her room":
+            # the office, where it is going.
+            return []
         things = self._things([c for c in tok.children if c.dep_ == 'dobj' and c.i < phrase], names)
         return [StateChange(names[t.i], 'location', '', people[0]) for t in things] if people else []
 
