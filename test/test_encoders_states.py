@@ -459,3 +459,10 @@ def test_a_person_who_took_a_thing_has_it(x: SpacyExtractor) -> None:
     # Taken somewhere: it is there.
     assert _changes(x, 'Leo took the umbrella to the garage.') == {
         StateChange('umbrella', 'location', '', 'garage')}
+
+
+def test_a_thing_that_switched_itself_off(x: SpacyExtractor) -> None:
+    assert _changes(x, 'The kettle clicked off.') == {StateChange('kettle', 'power', '', 'off')}
+    assert _changes(x, 'The fan shut off at midnight.') == {StateChange('fan', 'power', '', 'off')}
+    # Stuck is a state, not a motion into one.
+    assert StateChange('window', 'state', '', 'stuck') in _changes(x, 'The window in the study is stuck open.')

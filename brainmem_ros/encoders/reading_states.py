@@ -26,7 +26,10 @@ if TYPE_CHECKING:
 # Verbs that set an appliance going ("started the dishwasher": running).
 _STARTING = frozenset({'start', 'run'})
 # Verbs of switching a thing on or off ("a lamp switched on").
-_SWITCHING = frozenset({'switch', 'turn', 'power', 'flip'})
+_SWITCHING = frozenset({'switch', 'turn', 'power', 'flip', 'click', 'shut', 'cut'})
+# Verbs of moving a thing into a state ("drawn closed", "slid shut", "swung open").
+_MOTIONS = frozenset({'draw', 'slide', 'swing', 'push', 'pull', 'blow', 'kick', 'slam', 'bang', 'roll',
+                      'fling'})
 # Words of degree between a thing and its state ("curtains wide open"); those of part degree
 # stay with the state ("half closed").
 _DEGREES = PARTIAL | {'wide', 'fully'}
@@ -48,6 +51,7 @@ class StateReading(PlaceReading):
                     and not any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children) \
                     and not self._moved_into_state(tok) \
                     and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
+                    and not any(c.dep_ == 'prt' and c.lower_ in POWER for c in tok.children) \
                     and not self._denied(tok) and not self._unreal(tok) \
                     and not (tok.head.i != tok.i and tok.head.pos_ in {'VERB', 'AUX'}
                              and self._unreal(tok.head)):
@@ -69,11 +73,11 @@ class StateReading(PlaceReading):
         return _in_sequence(found)
 
     def _moved_into_state(self, tok: Token) -> bool:
-        """A participle right before the state it brought about ("curtains drawn closed", "the
-        gate swung open") is the motion, not a state of its own."""
+        """A verb of motion right before the state it brought about ("curtains drawn closed")
+        is the motion, not a state of its own; "stuck open" is two states."""
         after = self.doc[tok.i + 1] if tok.i + 1 < len(self.doc) else None
-        return tok.pos_ == 'VERB' and after is not None and after.lower_ in self.states \
-            and after.lower_ not in POWER
+        return tok.pos_ == 'VERB' and tok.lemma_.lower() in _MOTIONS and after is not None \
+            and after.lower_ in self.states and after.lower_ not in POWER
 
     def _partial(self, tok: Token) -> str:
         """The word of part degree before a state, with a space ("half " of "half closed",
