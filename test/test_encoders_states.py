@@ -455,7 +455,8 @@ def test_switched_off_as_the_small_parser_reads_it(x: SpacyExtractor) -> None:
 
 def test_a_person_who_took_a_thing_has_it(x: SpacyExtractor) -> None:
     assert _changes(x, 'Leo took the umbrella.') == {StateChange('umbrella', 'location', '', 'leo')}
-    assert _changes(x, 'Ella grabbed her coat from the hook.') == {StateChange('coat', 'location', '', 'ella')}
+    assert _changes(x, 'Ella grabbed her coat from the hook.') == {
+        StateChange('coat', 'location', '', 'ella')}
     # Taken somewhere: it is there.
     assert _changes(x, 'Leo took the umbrella to the garage.') == {
         StateChange('umbrella', 'location', '', 'garage')}
