@@ -279,3 +279,10 @@ def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str
 ])
 def test_arrows_between_places_or_modes_move_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set()
+
+
+def test_a_phrasal_verb_in_speech_is_no_thing_switched(x: SpacyExtractor) -> None:
+    # "Hold on" after a speaker's name was read as a field: a "hold" switched on.
+    assert _changes(x, "Ravi: Hold on, where's my wallet? Oh, it's on the shelf.") == {
+        ('wallet', 'location', 'shelf')}
+    assert _changes(x, 'Tom: kettle on, toast in') == {('kettle', 'power', 'on')}

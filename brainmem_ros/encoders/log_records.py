@@ -338,6 +338,8 @@ class RecordReader(RecordNames):
             while len(before) > 1 and before[-1].lower() in _LINKING:
                 before.pop()  # "stove left ON", "TV still on", "lights switched OFF"
             thing = self.tail_thing(' '.join(before))
-            if thing:
+            # "Hang on", "Hold on": one word before "on" or "off" is a household thing, or a verb.
+            if thing and not (' ' not in thing and words[-1].lower() in POWER
+                              and self._singular(thing) not in NOUN_TYPES and thing not in NOUN_TYPES):
                 return self._state(thing, words[-1])
         return []
