@@ -291,8 +291,10 @@ class RecordReader(RecordNames):
         levels = [p for p in path.strip('/').split('/') if p]
         if levels and role_key(levels[-1]) in STATE_KEYS:
             levels.pop()
-        thing = self.tail_thing(' '.join(levels[-2:]).replace('_', ' ')) or self.tail_thing(
-            levels[-1].replace('_', ' ')) if levels else ''
+        if not levels:
+            return []
+        thing = self.tail_thing(' '.join(levels[-2:]).replace('_', ' ')) \
+            or self.tail_thing(levels[-1].replace('_', ' '))
         return self._state(thing, value) if thing else []
 
     def _transition(self, left: str, right: str) -> list[StateChange]:
@@ -306,14 +308,18 @@ class RecordReader(RecordNames):
             return []
         # "[tracker] glasses -> nightstand": a household thing (not a place, not a mode) and a
         # place after the arrow.
-        head = thing.split()[-1]
-        kind = NOUN_TYPES.get(head) or NOUN_TYPES.get(self._singular(head))
+        kind = self._kind(thing)
         if STEP_VERBS & set(thing.split()):
             kind = None  # "place sponge -> sink": a step of an action log (log_commands.py)
         place = self.place(right, keyed=True) if kind not in {None, 'place'} else ''
         if place and place.split()[-1] not in NOUN_TYPES and place.split()[-1] not in self.nouns:
             place = ''
         return self._state(thing, right) or ([StateChange(thing, 'location', '', place)] if place else [])
+
+    def _kind(self, name: str) -> str | None:
+        """The household kind of the thing ``name`` heads (``NOUN_TYPES``), or None."""
+        head = name.rsplit(maxsplit=1)[-1]
+        return NOUN_TYPES.get(head) or NOUN_TYPES.get(self._singular(head))
 
     def _telegraphic(self, value: str) -> list[StateChange]:
         words = value.split()
@@ -339,7 +345,6 @@ class RecordReader(RecordNames):
                 before.pop()  # "stove left ON", "TV still on", "lights switched OFF"
             thing = self.tail_thing(' '.join(before))
             # "Hang on", "Hold on": one word before "on" or "off" is a household thing, or a verb.
-            if thing and not (' ' not in thing and words[-1].lower() in POWER
-                              and self._singular(thing) not in NOUN_TYPES and thing not in NOUN_TYPES):
+            if thing and not (' ' not in thing and words[-1].lower() in POWER and self._kind(thing) is None):
                 return self._state(thing, words[-1])
         return []
