@@ -261,8 +261,12 @@ class RecordReader(RecordNames):
             # The value's own pair first ("door_opener: ward door -> OPEN"), then the key's
             # thing in the value's state ("TV: OFF").
             left, right = colon.group(1), colon.group(2)
-            got = self._pair(right, depth + 1)
             words = left.split()
+            if len(words) >= 2 and words[-1].lower() in {'moved', 'relocated'} and _ARROW.search(right):
+                # "thermos moved: hall bench -> kitchen windowsill": from one place to the other.
+                thing, place = self.tail_thing(' '.join(words[:-1])), self.place(_ARROW.split(right)[-1])
+                return [StateChange(thing, 'location', '', place)] if thing and place else []
+            got = self._pair(right, depth + 1)
             while len(words) >= 2 and words[-1].lower() in _REPORTED:
                 words.pop()  # "front_door state changed: closed -> open"
             if len(words) >= 2 and role_key(words[-1]) in STATE_KEYS:
@@ -274,11 +278,6 @@ class RecordReader(RecordNames):
             measure = thing.rsplit(' ', 1)
             if not got and len(measure) == 2 and measure[1] in MEASURES:
                 got = self._reading(measure[1], right, measure[0])  # "sensor.fridge_temperature: 4.2 °C"
-            words = left.split()
-            moved = len(words) >= 2 and words[-1].lower() in {'moved', 'relocated'}
-            if not got and moved and _ARROW.search(right):
-                thing, place = self.tail_thing(' '.join(words[:-1])), self.place(_ARROW.split(right)[-1])
-                got = [StateChange(thing, 'location', '', place)] if thing and place else []
             return got
         parts = _ARROW.split(value)
         if len(parts) >= 2:
