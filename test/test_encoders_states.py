@@ -468,3 +468,12 @@ def test_a_thing_that_switched_itself_off(x: SpacyExtractor) -> None:
     # Stuck is a state, not a motion into one.
     stuck = _changes(x, 'The window in the study is stuck open.')
     assert StateChange('window', 'state', '', 'stuck') in stuck
+
+
+def test_next_to_is_where_a_thing_rests(x: SpacyExtractor) -> None:
+    # "next to" after a verb with no object was skipped as a phrase of where something goes.
+    assert _changes(x, 'The phone is charging next to the bed.') == {
+        StateChange('phone', 'location', '', 'bed')}
+    assert _changes(x, 'The cat is sleeping close to the heater.') == {
+        StateChange('cat', 'location', '', 'heater')}
+    assert _changes(x, 'I walked next to the sofa.') == set()  # the robot's own way

@@ -112,6 +112,8 @@ class PlaceReading(MeasureReading):
             word, prep = outer.lower_, outer
             if word == 'from' and hanging:
                 word = 'on'  # "hanging from a hook": on the hook
+            if word == 'to' and outer.head.lower_ in {'next', 'close'}:
+                word = 'beside'  # "lying next to the bed": where it rests, not where it goes
             if word == 'out' and any(c.lower_ == 'of' for c in outer.children):
                 word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
             if not transitive and not copula and word not in RESTING_PREPS:
