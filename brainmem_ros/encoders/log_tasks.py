@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from brainmem_ros.encoders.record_fields import THING_KEYS, Field, person
+from brainmem_ros.encoders.record_fields import CONFIDENCE, THING_KEYS, Field, person
 from brainmem_ros.memory.types import StateChange
 
 
@@ -52,7 +52,6 @@ _FAILED_AFTER = re.compile(r'(?:->|=>|→)\s*(?:error|fail(?:ed|ure)?|fault|time
 # A field of its own that drops the whole record ("| REJECTED (p<0.60)", "DISCARDED low_conf"),
 # or the verdict right after a confidence ("p=0.31 discarded (p<0.60)").
 _DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered', 'invalid'})
-_SCORE = re.compile(r'^[-+]?\d*[.,]?\d+%?$')
 _VERB_KEYS = frozenset({'service', 'action', 'task', 'cmd', 'command'})
 #: Keys of what software is asked to do, which name no thing ("domain=light service=turn_off").
 CALL_KEYS = _VERB_KEYS | {'domain', 'job', 'type'}
@@ -95,7 +94,7 @@ def undone(fields: Sequence[Field]) -> bool:
     | REJECTED (p<0.60)", "score=0.22 dropped=true", "pred=open p=0.31 discarded", "target=light.porch
     -> error: unreachable"."""
     return any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE) or _FAILED_AFTER.search(v)
-               or (k is None and {v.split()[0].lower(), v.split()[-1].lower()} & _DROPPED)
-               or (k in _DROPPED and v.split()[0].lower() in {'true', 'yes', '1'})
-               or (len(words := v.split()) > 1 and _SCORE.match(words[0]) and words[1].lower() in _DROPPED)
-               for k, v in fields if v.split())
+               or (k is None and {words[0].lower(), words[-1].lower()} & _DROPPED)
+               or (k in _DROPPED and words[0].lower() in {'true', 'yes', '1'})
+               or (len(words) > 1 and CONFIDENCE.match(words[0]) and words[1].lower() in _DROPPED)
+               for k, v in fields if (words := v.split()))

@@ -34,8 +34,9 @@ _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip', 'borrow'})
 # Words of a time to come: "I'm opening it later" is a plan.
 _LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
 _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
-# Verbs of taking after which a person named as the subject has the thing.
-_TOOK = frozenset({'take', 'pick', 'lift', 'grab', 'grasp', 'borrow'})
+# Verbs of taking after which a person named as the subject has the thing (not "got", "fetched"
+# for someone, or "gripped").
+_TOOK = (_TAKING | _TAKING_GRIP) - {'get', 'fetch', 'grip'}
 # Verbs whose "into" is where the contents went ("emptied the bin into the wheelie bin").
 _EMPTYING = frozenset({'empty', 'drain'})
 
