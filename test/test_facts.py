@@ -182,6 +182,23 @@ def test_toggled_states_as_of_t(mem: BrainMem) -> None:
     assert back and back[0].value == 'closed'  # the routine's last word on its own door
 
 
+def test_the_state_seen_last_comes_first(mem: BrainMem) -> None:
+    # Power and what the kettle does are two attributes, each with its own timeline: "off"
+    # seen again after "boiling" is the newer news, but not before it was seen again.
+    t = T0 + 40 * H
+    for i, pred in enumerate(('off', 'boiling', 'off')):
+        mem.store(f'state_clf v2.3 | target=toaster | pred={pred} | p=0.9{i}', stamp=t + i * H)
+
+    def first(as_of: float | None = None) -> tuple[str, str]:
+        fact = mem.state_of('toaster', as_of=as_of)[0]
+        return fact.attribute, fact.value
+
+    assert first() == ('power', 'off')
+    assert first(t + 2 * H + 60) == ('power', 'off')
+    assert first(t + H + 60) == ('state', 'boiling')  # "off" was seen again only later
+    assert first(t + 60) == ('power', 'off')
+
+
 def test_late_observations_are_placed_in_time(mem: BrainMem) -> None:
     t = T0 + 4 * H
     desk = mem.store('The silver laptop is on the desk.', stamp=t)

@@ -274,8 +274,8 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
     """Facts as :meth:`BrainMem.state_of` returns them: what holds first, then history.
 
     What holds at ``as_of`` (or now: the open facts), places first, then other
-    attributes, the newest first; then the rest, newest first. Facts that began after
-    ``as_of`` are not part of the answer.
+    attributes, the one seen last first; then the rest, newest first. Facts that began
+    after ``as_of`` are not part of the answer.
     """
     chosen = [f for f in facts if attribute is None or f.attribute == attribute]
     if as_of is not None:
@@ -284,14 +284,21 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
     def holds(f: Fact) -> bool:
         return f.current if as_of is None else f.valid_at(as_of)
 
+    def seen(f: Fact) -> float:
+        # A fact keeps only its last sighting: one after as_of is not known then, and its
+        # first is the last one known for sure.
+        return f.last_seen if as_of is None or f.last_seen <= as_of else f.valid_from
+
     def place_rank(f: Fact) -> int:
         return PLACE_ATTRIBUTES.index(f.attribute) if f.attribute in PLACE_ATTRIBUTES else 9
 
     # Of the facts that hold, the one that began last first: the entities matched may be one
     # thing under a longer and a shorter name ("tv remote", "remote"), each with its own timeline.
-    # Other attributes: the newest news first ("boiling" after "off" of the kettle's power).
+    # Other attributes: the newest news first, and a state seen again is news ("boiling"
+    # after "off" of the kettle's power, "off" again after "boiling").
     now = sorted((f for f in chosen if holds(f)),
-                 key=lambda f: (place_rank(f), f.attribute if place_rank(f) < 9 else '', -f.valid_from,
+                 key=lambda f: (place_rank(f), f.attribute if place_rank(f) < 9 else '',
+                                -f.valid_from if place_rank(f) < 9 else -seen(f),
                                 f.attribute, entity_key(f.entity), -f.last_seen))
     past = sorted((f for f in chosen if not holds(f)), key=lambda f: (-f.valid_from, -f.id))
     return now + past
