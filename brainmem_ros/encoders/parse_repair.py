@@ -1,0 +1,61 @@
+"""Trees the small parser gets wrong: a verb of posture read as the head of a noun phrase.
+
+In "a red helmet lying on a lawn" and "a red helmet rests on a lawn" the tagger of the
+small English pipeline reads "lying" and "rests" as nouns, with "helmet" as their
+modifier (a "helmet lying", like a "helmet strap"); every reader then sees one thing named
+"red helmet lying" and no place. Captions and robot logs are full of such phrases, so
+the tree is mended once, right after parsing, where the shape is unambiguous: a posture
+form that is a noun only by this misreading ("lying", "rests"), a nominal right before it
+that it governs, and a resting phrase after it ("on a lawn"). The "-ing" form becomes a
+participle of the thing ("helmet" <- "lying", as in "a dog lying on the rug"), the "-s"
+form the verb of a clause whose subject is the thing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+# Forms of the verbs a thing rests by; as nouns they name no household thing.
+_PARTICIPLES = frozenset({'lying', 'resting', 'sitting', 'standing', 'hanging', 'leaning', 'perching'})
+_PRESENT = frozenset({'lies', 'rests', 'sits', 'stands', 'hangs', 'leans', 'perches'})
+# Prepositions a resting phrase opens with ("next to": "next" hangs on the verb).
+_RESTING = frozenset({'on', 'in', 'under', 'by', 'beside', 'against', 'from', 'near', 'next', 'inside',
+                      'behind', 'atop', 'underneath', 'beneath', 'across', 'along', 'over', 'at'})
+
+
+def mend_postures(doc: Doc, nouns_only: frozenset[str]) -> Doc:
+    """``doc`` with each posture verb misread as a noun made a verb again (see the module)."""
+    for tok in doc:
+        low = tok.lower_
+        if tok.pos_ != 'NOUN' or (low not in _PARTICIPLES and low not in _PRESENT) or tok.i == 0:
+            continue
+        thing = doc[tok.i - 1]
+        if thing.head.i != tok.i or thing.dep_ not in {'compound', 'amod'} or not (
+                thing.pos_ in {'NOUN', 'PROPN'} or thing.lower_ in nouns_only):
+            continue
+        if not any(c.i > tok.i and c.lower_ in _RESTING for c in tok.children):
+            continue
+        if low in _PRESENT and tok.dep_ != 'ROOT':
+            continue  # a clause's verb only where the parse has no other
+        _rehang(tok, thing, participle=low in _PARTICIPLES)
+    return doc
+
+
+def _rehang(verb: Token, thing: Token, *, participle: bool) -> None:
+    for child in list(verb.children):
+        if child.i < thing.i:
+            child.head = thing  # "a red": the thing's words, not the verb's
+    if thing.pos_ not in {'NOUN', 'PROPN'}:
+        thing.pos_, thing.tag_ = 'NOUN', 'NN'  # "the lasagne resting": tagged an adjective
+    if participle:
+        thing.dep_ = verb.dep_
+        thing.head = thing if verb.head.i == verb.i else verb.head
+        verb.head = thing
+        verb.dep_, verb.tag_ = 'acl', 'VBG'
+    else:
+        thing.dep_ = 'nsubj'
+        verb.tag_ = 'VBZ'
+    verb.pos_ = 'VERB'
