@@ -164,6 +164,8 @@ def test_goal_phrase_wins_over_resting_phrases(x: SpacyExtractor, text: str, cha
     ('Mr Okafor asked for his newspaper, so I fetched it from the porch.',
      {StateChange('newspaper', 'location', 'porch', 'held')}),
     ('I wiped down the mirror and it is clean now.', {StateChange('mirror', 'state', '', 'clean')}),
+    # How far something is open is no thing: "it" is the door.
+    ('The patio door was open a crack; I slid it shut.', {StateChange('patio door', 'state', '', 'shut')}),
     # A household name with a verb form in it is one thing; what is emptied stays where it is.
     ('I emptied the kitchen recycling bin into the blue wheelie bin outside.',
      {StateChange('kitchen recycling bin', 'state', '', 'empty')}),

@@ -95,7 +95,10 @@ class MentionReading(OutcomeReading):
         for prev in reversed(self.doc[:pronoun.i]):
             if prev.i in names and prev.dep_ in _ARGUMENTS and prev.pos_ != 'PROPN' \
                     and not (prev.dep_ == 'pobj' and prev.head.lower_ in _PLACES) \
+                    and not (prev.dep_ == 'dobj' and prev.head.pos_ == 'ADJ') \
                     and not self._purpose(prev):
+                # (An adjective has no object: "open a crack" says how far, and "I slid it shut"
+                # is about the door that was open.)
                 # (A name is a person's, not a thing's: "Mr Okafor asked for his newspaper, so I
                 # fetched it".)
                 things = self._things([self.doc[self.heads.get(prev.i, prev.i)]], names)
