@@ -564,6 +564,21 @@ def test_a_pronoun_in_the_next_turn_is_the_thing_placed_before(mem: BrainMem) ->
     assert mem.state_of('ocarina', attribute='location')[0].value == 'backpack'
 
 
+def test_a_pronoun_in_the_next_turn_answers_the_question_before_it(mem: BrainMem) -> None:
+    ep = 'talk-skylight'
+    mem.store('Ines: Did you close the porthole in the loft?', stamp=T0, episode_id=ep)
+    mem.store("Carlos: No, it's still open. I'll do it after lunch.", stamp=T0 + 60, episode_id=ep)
+    said = mem.state_of('porthole', attribute='state')
+    assert [(f.value, f.source) for f in said] == [('open', 'fallback')]
+    mem.store("Lina: where's the soundbar remote? It's not in the basket.", stamp=T0 + 120, episode_id=ep)
+    mem.store("Tariq: Oh wait, it's under the sofa cushion.", stamp=T0 + 180, episode_id=ep)
+    assert mem.state_of('soundbar remote', attribute='location')[0].value == 'sofa cushion'
+    # The weather's "it" and a judgement state nothing of the thing asked about.
+    mem.store('Ines: Did you check the garden hose?', stamp=T0 + 240, episode_id=ep)
+    mem.store("Carlos: Yes, it's cold out there. It's fine.", stamp=T0 + 300, episode_id=ep)
+    assert mem.state_of('garden hose') == []
+
+
 def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:
     mem.store('I moved the thyme pot from the sill to the balcony table.', stamp=T0)
     assert mem.state_of('the thyme', attribute='location')[0].value == 'balcony table'

@@ -5,11 +5,14 @@ actually, it's in my backpack." The second says where the passport is, but names
 "it"; read alone (as the extractor reads each observation) it places nothing. Here the
 previous observation of the same episode supplies the thing: the last one it placed.
 
-Only for a place: an utterance that places nothing itself, with "it", "they" or "them"
-before a preposition of place and a thing it names ("it's in my backpack", "I'm leaving
-them on the kitchen table"). Negations, questions, plans and conditions state nothing
-("it's not there", "is it in the car?", "I'll put it on the shelf"). Such a claim is a
-``fallback``: less sure than what a sentence says outright.
+Only for a place or a plain state: an utterance that places nothing itself, with "it",
+"they" or "them" before a preposition of place and a thing it names ("it's in my backpack",
+"I'm leaving them on the kitchen table"), or "it's" before a word of a door's or a device's
+state ("No, it's still open"). Negations, questions, plans and conditions state nothing
+("it's not there", "is it in the car?", "I'll put it on the shelf"). The thing is the last
+one the previous utterance placed or, failing that, the thing it asked about ("Did you close
+the skylight?" "No, it's still open"; "Where's the remote?" "It's under the cushion"). Such a
+claim is a ``fallback``: less sure than what a sentence says outright.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from brainmem_ros.memory.entity_names import DETERMINERS, find_name, name_words, text_words
+from brainmem_ros.memory.entity_names import DETERMINERS, find_name, name_words, speaker, text_words
 from brainmem_ros.memory.facts import CONFIDENCE, HOLDER, LOCATION, Claim, claims_of
 from brainmem_ros.memory.types import MemoryUnit
 
@@ -28,26 +31,69 @@ _PLACE_PREPS = frozenset({'in', 'on', 'under', 'inside', 'into', 'onto', 'behind
 _NOT_SO = re.compile(r"(?:\b(?:not|no|never|will|going|gonna|should|might|maybe|if|when|can|could|would|"
                      r"where|did|does|do)\b|n't\b|'ll\b)", re.IGNORECASE)
 _SENTENCE = re.compile(r'[^.!?]+[.!?]?')
+# States a door or a device is in, said of "it" ("it's still open"); not the weather's ("it's
+# cold"), nor a judgement ("it's fine", "it's done").
+_STATES = frozenset({'open', 'closed', 'shut', 'ajar', 'locked', 'unlocked', 'on', 'off', 'empty', 'full',
+                     'broken', 'stuck', 'jammed', 'blocked', 'charged', 'plugged', 'unplugged'})
+_STILL = frozenset({'still', 'now', 'already', 'all', 'just', 'definitely'})
+# "it's on top of ...", "it's off the table": a place, not a state.
+_NOT_A_THING = frozenset({'top', 'the', 'a', 'my', 'your', 'his', 'her', 'our', 'their', 'to', 'of'})
 # At most this many words between the pronoun and its preposition ("them right on the table").
 _GAP = 4
 
 
 def told_of(unit: MemoryUnit, own: Sequence[Claim], previous: Callable[[], MemoryUnit | None]) -> list[Claim]:
-    """Claims of where the thing the previous unit of the episode placed last is, when ``unit``
-    names it only by a pronoun (see the module); none otherwise. ``own``: ``unit``'s claims;
-    ``previous`` is asked only when the unit may need it (a store read)."""
+    """Claims of where the thing of the previous unit of the episode is, or what state it is in,
+    when ``unit`` names it only by a pronoun (see the module); none otherwise. ``own``:
+    ``unit``'s claims; ``previous`` is asked only when the unit may need it (a store read)."""
     if not unit.episode_id or any(c.attribute in (LOCATION, HOLDER) for c in own) \
             or not _PRONOUNS & set(text_words(unit.text)):
         return []  # no conversation, or the utterance placed something itself, or no pronoun
     place = _place_after_pronoun(unit)
-    before = previous() if place else None
+    state = '' if place or own else _state_after_pronoun(unit)
+    before = previous() if place or state else None
     if before is None or before.episode_id != unit.episode_id:
         return []
-    placed = [c for c in claims_of(before) if c.attribute in (LOCATION, HOLDER) and c.source == 'text']
-    if not placed or placed[-1].entity == place:
+    thing = _thing_of(before)
+    if not thing or thing == place:
         return []
-    return [Claim(placed[-1].entity, LOCATION, place, unit.stamp, unit.id, 'fallback', CONFIDENCE['fallback'],
+    attribute = LOCATION if place else 'power' if state in ('on', 'off') else 'state'
+    return [Claim(thing, attribute, place or state, unit.stamp, unit.id, 'fallback', CONFIDENCE['fallback'],
                   unit.pose)]
+
+
+def _thing_of(before: MemoryUnit) -> str:
+    """The thing ``before`` placed last or, placing none, the first thing it asked about."""
+    placed = [c for c in claims_of(before) if c.attribute in (LOCATION, HOLDER) and c.source == 'text']
+    if placed:
+        return placed[-1].entity
+    things = [e.name for e in before.entities if e.type not in ('person', 'place')]
+    who = speaker(before.text)
+    for sentence in _SENTENCE.findall(before.text):
+        if sentence.strip().endswith('?'):
+            words = text_words(sentence)
+            if who and words[:1] == [who]:
+                words = words[1:]  # "Ines: Did you close ...": the speaker's name is no thing
+            found = [(at[0], name) for name in things if (at := find_name(words, name_words(name)))]
+            if found:
+                return min(found)[1]
+    return ''
+
+
+def _state_after_pronoun(unit: MemoryUnit) -> str:
+    """The state a statement of ``unit`` gives "it" ("it's still open", "it is off now"), or ''."""
+    for sentence in _SENTENCE.findall(unit.text):
+        if sentence.strip().endswith('?'):
+            continue
+        words = text_words(sentence)
+        for i, word in enumerate(words):
+            j = i + 1 if word == "it's" else i + 2 if word == 'it' and words[i + 1:i + 2] == ['is'] else 0
+            while 0 < j < len(words) and words[j] in _STILL:
+                j += 1
+            if 0 < j < len(words) and words[j] in _STATES and not _NOT_SO.search(' '.join(words[i:j + 1])) \
+                    and (j + 1 == len(words) or words[j + 1] not in _NOT_A_THING):
+                return words[j]
+    return ''
 
 
 def _place_after_pronoun(unit: MemoryUnit) -> str:
