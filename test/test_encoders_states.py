@@ -475,7 +475,7 @@ def test_a_thing_that_switched_itself_off(x: SpacyExtractor) -> None:
 def test_next_to_is_where_a_thing_rests(x: SpacyExtractor) -> None:
     # "next to" after a verb with no object was skipped as a phrase of where something goes.
     assert _changes(x, 'The phone is charging next to the bed.') == {
-        StateChange('phone', 'location', '', 'bed')}
+        StateChange('phone', 'location', '', 'bed'), StateChange('phone', 'state', '', 'charging')}
     assert _changes(x, 'The cat is sleeping close to the heater.') == {
         StateChange('cat', 'location', '', 'heater')}
     assert _changes(x, 'I walked next to the sofa.') == set()  # the robot's own way
@@ -493,3 +493,24 @@ def test_posture_verbs_the_tagger_reads_as_nouns(x: SpacyExtractor, text: str, c
     changes = _changes(x, text)
     assert change in changes
     assert not any(c.object.endswith(('lying', 'rests', 'resting')) for c in changes), changes
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # A device in the middle of what it does is in that state; a person doing it states nothing of it.
+    ("Kemi: The dishwasher's still running, so don't open it.",
+     {StateChange('dishwasher', 'state', '', 'running')}),
+    ("Javier: The kids' tablet is charging on the living room shelf.",
+     {StateChange('tablet', 'location', '', 'living room shelf'),
+      StateChange('tablet', 'state', '', 'charging')}),
+    ('a phone charging on the desk',
+     {StateChange('phone', 'location', '', 'desk'), StateChange('phone', 'state', '', 'charging')}),
+    ('a wet towel hanging from the door', {StateChange('towel', 'location', '', 'door'),
+                                           StateChange('towel', 'state', '', 'wet')}),
+    ('The dishwasher is not running.', set()),
+    ('Is the washing machine running?', set()),
+    # A preposition's object never comes after a comma: "on" is the switch's particle.
+    ("Ayo: I've put the washing machine on, cotton cycle.",
+     {StateChange('washing machine', 'power', '', 'on')}),
+])
+def test_devices_under_way_and_switched_on(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
+    assert _changes(x, text) == changes

@@ -8,7 +8,9 @@ the tree is mended once, right after parsing, where the shape is unambiguous: a 
 form that is a noun only by this misreading ("lying", "rests"), a nominal right before it
 that it governs, and a resting phrase after it ("on a lawn"). The "-ing" form becomes a
 participle of the thing ("helmet" <- "lying", as in "a dog lying on the rug"), the "-s"
-form the verb of a clause whose subject is the thing.
+form the verb of a clause whose subject is the thing; either gets its verb's lemma, which
+the readers ask ("hanging from the rail"). "a phone charging on the desk" is mended the same
+way.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
-# Forms of the verbs a thing rests by; as nouns they name no household thing.
-_PARTICIPLES = frozenset({'lying', 'resting', 'sitting', 'standing', 'hanging', 'leaning', 'perching'})
-_PRESENT = frozenset({'lies', 'rests', 'sits', 'stands', 'hangs', 'leans', 'perches'})
+# Forms of the verbs a thing rests by, or of a device's charging; as nouns they name no
+# household thing.
+_BASES = {'lie': ('lying', 'lies'), 'rest': ('resting', 'rests'), 'sit': ('sitting', 'sits'),
+          'stand': ('standing', 'stands'), 'hang': ('hanging', 'hangs'), 'lean': ('leaning', 'leans'),
+          'perch': ('perching', 'perches'), 'charge': ('charging', '')}
+_PARTICIPLES = {ing: base for base, (ing, _) in _BASES.items()}
+_PRESENT = {s: base for base, (_, s) in _BASES.items() if s}
 # Prepositions a resting phrase opens with ("next to": "next" hangs on the verb).
 _RESTING = frozenset({'on', 'in', 'under', 'by', 'beside', 'against', 'from', 'near', 'next', 'inside',
                       'behind', 'atop', 'underneath', 'beneath', 'across', 'along', 'over', 'at'})
@@ -41,6 +47,7 @@ def mend_postures(doc: Doc, nouns_only: frozenset[str]) -> Doc:
         if low in _PRESENT and tok.dep_ != 'ROOT':
             continue  # a clause's verb only where the parse has no other
         _rehang(tok, thing, participle=low in _PARTICIPLES)
+        tok.lemma_ = _PARTICIPLES.get(low) or _PRESENT[low]
     return doc
 
 

@@ -35,6 +35,9 @@ _LEVEL_VERBS = _SETTING_VERBS | {'switch', 'put'}
 # What only a device that is on does: "a television showing a football match", "a floor lamp
 # glowing in the corner".
 _WORKING = frozenset({'show', 'display', 'play', 'glow', 'shine', 'blare', 'stream'})
+# What a device in the middle of it is: "the dishwasher's still running", "a tablet charging
+# on the shelf" (a state of its own, which ends when the device says otherwise).
+_UNDER_WAY = {'run': 'running', 'charge': 'charging'}
 
 
 class MeasureReading(SceneReading):
@@ -56,11 +59,16 @@ class MeasureReading(SceneReading):
         cartoons" (hung on it, or with it as subject), unless denied, asked or a plan."""
         found: list[StateChange] = []
         for tok in self.doc:
-            if tok.lemma_.lower() not in _WORKING or tok.tag_ not in {'VBG', 'VBZ', 'VBP'} \
+            lemma = tok.lemma_.lower()
+            under_way = _UNDER_WAY.get(lemma, '') if tok.tag_ == 'VBG' else ''
+            if (lemma not in _WORKING and not under_way) or tok.tag_ not in {'VBG', 'VBZ', 'VBP'} \
                     or self._negated(tok) or self._asked(tok) or self._unreal(tok):
                 continue
-            things = [tok.head] if tok.dep_ == 'acl' else [c for c in tok.children if c.dep_ == 'nsubj']
-            found += [StateChange(names[t.i], 'power', '', 'on') for t in things
+            # (Its own subject first: "Javier: The tablet is charging" hangs the verb on the speaker.)
+            things = [c for c in tok.children if c.dep_ == 'nsubj'] or (
+                [tok.head] if tok.dep_ == 'acl' else [])
+            found += [StateChange(names[t.i], 'state', '', under_way) if under_way
+                      else StateChange(names[t.i], 'power', '', 'on') for t in things
                       if t.i in names and NOUN_TYPES.get(t.lemma_.lower()) == 'appliance']
         return found
 

@@ -177,7 +177,7 @@ class StateReading(PlaceReading):
         # particle as a preposition right after the verb.
         particles = [c for c in tok.children if c.dep_ == 'prt' or (
             c.dep_ == 'prep' and c.lower_ in POWER
-            and (c.i == tok.i + 1 or not any(g.dep_ == 'pobj' for g in c.children)))
+            and (c.i == tok.i + 1 or not any(g.dep_ == 'pobj' for g in c.children) or _before_comma(c)))
             or (c.dep_ == 'advmod' and c.lower_ in POWER)]  # "switched the light back on"
         # "switched the porch light off", with the particle parsed under the object.
         particles += [g for c in tok.children if c.dep_ in {'dobj', 'obj'} for g in c.children
@@ -232,3 +232,8 @@ def _in_sequence(changes: list[StateChange]) -> tuple[StateChange, ...]:
         merged[key] = change if first is None else StateChange(
             change.object, change.attribute, before or change.before, change.after)
     return tuple(merged.values())
+
+
+def _before_comma(tok: Token) -> bool:
+    """A preposition's object never comes after a comma: "put the washer on, cotton cycle"."""
+    return tok.i + 1 < len(tok.doc) and tok.nbor(1).text in {',', ';', '-'}
