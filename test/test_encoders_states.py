@@ -295,6 +295,9 @@ def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     ('He was cold, so I turned the bedroom heater up to high.',
      StateChange('bedroom heater', 'setting', '', 'high')),
     ('She put the oven on low.', StateChange('oven', 'setting', '', 'low')),
+    # A bare number a device shows.
+    ('Ana: I turned the heating up, the thermostat says 22 now.',
+     StateChange('thermostat', 'setting', '', '22')),
 ])
 def test_readings_with_their_unit(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
@@ -310,6 +313,8 @@ def test_readings_with_their_unit(x: SpacyExtractor, text: str, change: StateCha
     'Please set the oven to 200.',            # a request
     'Should I turn the heater up to high?',   # a question
     'I did not turn the heater to high.',     # denied
+    'Leo says 22.',                           # a person's word, no device's reading
+    'The kids read 3 books.',
 ])
 def test_no_reading_from_counts_and_durations(x: SpacyExtractor, text: str) -> None:
     assert not [c for c in x.extract(text).state_changes

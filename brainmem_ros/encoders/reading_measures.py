@@ -25,6 +25,9 @@ _SIGNED = re.compile(r'^[-\u2212+]\d+(?:[.,]\d+)?$')
 _TRYING = frozenset({'try', 'attempt'})
 # Verbs that set a thing to a value: a bare number after their "to" is its setting.
 _SETTING_VERBS = frozenset({'set', 'raise', 'lower', 'turn', 'adjust', 'change', 'reset'})
+# Verbs of a device showing a value: a bare number as their object is its reading ("the
+# thermostat says 22 now").
+_SHOWING_VERBS = frozenset({'read', 'say', 'show', 'display'})
 
 # Settings named by a word ("turned the heater up to high", "put the oven on low", "at the
 # low setting"), and the nouns a setting word may come with.
@@ -168,6 +171,11 @@ class MeasureReading(SceneReading):
         verb = num.head.head
         if num.dep_ == 'pobj' and num.head.lower_ == 'to' and verb.lemma_.lower() in _SETTING_VERBS \
                 and not any(c.dep_ in {'prep', 'pobj'} or c.pos_ in NOMINAL for c in num.children):
+            return num
+        if num.dep_ == 'dobj' and num.head.lemma_.lower() in _SHOWING_VERBS and not any(
+                c.pos_ in NOMINAL for c in num.children) and any(
+                c.dep_ == 'nsubj' and c.pos_ == 'NOUN' and NOUN_TYPES.get(c.lemma_.lower()) != 'person'
+                for c in num.head.children):
             return num
         return None
 
