@@ -1,4 +1,5 @@
-"""Trees the small parser gets wrong: a verb of posture read as the head of a noun phrase.
+"""Trees the small parser gets wrong: a verb of posture, or a resulting state, read as the
+head of a noun phrase.
 
 In "a red helmet lying on a lawn" and "a red helmet rests on a lawn" the tagger of the
 small English pipeline reads "lying" and "rests" as nouns, with "helmet" as their
@@ -10,7 +11,7 @@ that it governs, and a resting phrase after it ("on a lawn"). The "-ing" form be
 participle of the thing ("helmet" <- "lying", as in "a dog lying on the rug"), the "-s"
 form the verb of a clause whose subject is the thing; either gets its verb's lemma, which
 the readers ask ("hanging from the rail"). "a phone charging on the desk" is mended the same
-way.
+way, and so is "cracked the window open", where "open" was read as the object's head.
 """
 
 from __future__ import annotations
@@ -27,13 +28,17 @@ _BASES = {'lie': ('lying', 'lies'), 'rest': ('resting', 'rests'), 'sit': ('sitti
           'perch': ('perching', 'perches'), 'charge': ('charging', '')}
 _PARTICIPLES = {ing: base for base, (ing, _) in _BASES.items()}
 _PRESENT = {s: base for base, (_, s) in _BASES.items() if s}
+# States an act leaves a thing in, said after it ("pushed the door open"); never nouns.
+_RESULTS = frozenset({'open', 'shut', 'closed', 'ajar'})
 # Prepositions a resting phrase opens with ("next to": "next" hangs on the verb).
 _RESTING = frozenset({'on', 'in', 'under', 'by', 'beside', 'against', 'from', 'near', 'next', 'inside',
                       'behind', 'atop', 'underneath', 'beneath', 'across', 'along', 'over', 'at'})
 
 
 def mend_postures(doc: Doc, nouns_only: frozenset[str]) -> Doc:
-    """``doc`` with each posture verb misread as a noun made a verb again (see the module)."""
+    """``doc`` with each posture verb misread as a noun made a verb again, and each resulting
+    state misread as the object's head made the state again (see the module)."""
+    _mend_results(doc)
     for tok in doc:
         low = tok.lower_
         if tok.pos_ != 'NOUN' or (low not in _PARTICIPLES and low not in _PRESENT) or tok.i == 0:
@@ -66,3 +71,21 @@ def _rehang(verb: Token, thing: Token, *, participle: bool) -> None:
         thing.dep_ = 'nsubj'
         verb.tag_ = 'VBZ'
     verb.pos_ = 'VERB'
+
+
+def _mend_results(doc: Doc) -> None:
+    """"cracked the window open": "open" read as the object (a "window open"), the window as
+    its modifier; the window is the object, "open" the state the act leaves it in."""
+    for tok in doc:
+        if tok.pos_ != 'NOUN' or tok.lower_ not in _RESULTS or tok.dep_ != 'dobj' or tok.i == 0:
+            continue
+        thing = doc[tok.i - 1]
+        if thing.head.i != tok.i or thing.dep_ != 'compound' or thing.pos_ != 'NOUN':
+            continue
+        verb = tok.head
+        for child in list(tok.children):
+            if child.i < thing.i:
+                child.head = thing
+        thing.head, thing.dep_ = verb, 'dobj'
+        tok.head, tok.dep_ = verb, 'oprd'
+        tok.pos_, tok.tag_ = 'ADJ', 'JJ'
