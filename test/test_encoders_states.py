@@ -433,6 +433,7 @@ def test_contractions_and_switches(x: SpacyExtractor, text: str, change: StateCh
     ('a dim living room with a floor lamp switched on', StateChange('floor lamp', 'power', '', 'on')),
     ('a hallway with the front door closed and a lamp turned on', StateChange('lamp', 'power', '', 'on')),
     ('a laptop switched off on a desk', StateChange('laptop', 'power', '', 'off')),
+    ('a kitchen sink with a full pot of water and the faucet off', StateChange('faucet', 'power', '', 'off')),
     # A word of degree between the thing and its state.
     ('a living room in daylight with grey curtains wide open',
      StateChange('grey curtain', 'state', '', 'open')),

@@ -111,10 +111,13 @@ class SceneReading(MentionReading):
         return found
 
     def _described(self, things: list[Token], names: dict[int, str]) -> list[StateChange]:
-        """The state an adjective before each of ``things`` names ("an open dishwasher")."""
+        """The state an adjective before each of ``things`` names ("an open dishwasher"), or
+        "on"/"off" right after it ("a sink with the faucet off")."""
         return [StateChange(names[thing.i], 'power' if a.lower_ in POWER else 'state', '', a.lower_)
                 for thing in things for a in thing.children
-                if a.dep_ == 'amod' and a.i < thing.i and a.lower_ in self.states]
+                if (a.dep_ == 'amod' and a.i < thing.i and a.lower_ in self.states)
+                or (a.dep_ in {'prt', 'advmod'} and a.i == thing.i + 1 and a.lower_ in POWER
+                    and not list(a.children))]
 
     def _seen(self, verb: Token) -> bool:
         """``verb`` reports a done act of seeing ("saw", "have noticed"), not a plan or an order."""
