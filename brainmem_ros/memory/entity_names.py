@@ -264,6 +264,8 @@ def closest(words: set[str], head: str, key_words: dict[str, set[str]]) -> list[
     ['glass vase']
     >>> closest({'red', 'cup'}, 'cup', {'blue cup': {'blue', 'cup'}})
     []
+    >>> closest({'back', 'door'}, 'door', {'patio door': {'patio', 'door'}})  # another door
+    []
     """
     same = {k: kw - {head} for k, kw in key_words.items() if k.split()[-1] == head}
     qualifiers = (words - {head}) & _TRAILING
