@@ -579,6 +579,20 @@ def test_a_pronoun_in_the_next_turn_answers_the_question_before_it(mem: BrainMem
     assert mem.state_of('garden hose') == []
 
 
+def test_a_pronoun_stands_for_the_thing_talked_about_turns_before(mem: BrainMem) -> None:
+    ep = 'talk-harmonica'
+    mem.store('Rosa: Has anyone seen my blue harmonica?', stamp=T0, episode_id=ep)
+    mem.store('Tom: Not me, sorry.', stamp=T0 + 60, episode_id=ep)  # turns that name no thing
+    mem.store("Ana: No idea, I haven't looked.", stamp=T0 + 120, episode_id=ep)
+    mem.store("Tom: Oh wait, it's on the piano bench.", stamp=T0 + 180, episode_id=ep)
+    assert mem.state_of('harmonica', attribute='location')[0].value == 'piano bench'
+    # A turn that says something of another thing is what a pronoun after it stands for.
+    mem.store('Tom: The kettle is on.', stamp=T0 + 240, episode_id=ep)
+    mem.store("Tom: It's in the kitchen.", stamp=T0 + 300, episode_id=ep)
+    assert mem.state_of('kettle', attribute='location')[0].value == 'kitchen'
+    assert mem.state_of('harmonica', attribute='location')[0].value == 'piano bench'
+
+
 def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:
     mem.store('I moved the thyme pot from the sill to the balcony table.', stamp=T0)
     assert mem.state_of('the thyme', attribute='location')[0].value == 'balcony table'

@@ -1,18 +1,19 @@
-"""What an utterance says of a thing it names only by a pronoun, from the one before it.
+"""What an utterance says of a thing it names only by a pronoun, from the ones before it.
 
 People talk in turns: "Lucía: I've put my passport in the desk drawer." then "Lucía: Hmm,
 actually, it's in my backpack." The second says where the passport is, but names it only
 "it"; read alone (as the extractor reads each observation) it places nothing. Here the
-previous observation of the same episode supplies the thing: the last one it placed.
+observations told just before in the same episode supply the thing.
 
 Only for a place or a plain state: an utterance that places nothing itself, with "it",
 "they" or "them" before a preposition of place and a thing it names ("it's in my backpack",
 "I'm leaving them on the kitchen table"), or "it's" before a word of a door's or a device's
 state ("No, it's still open"). Negations, questions, plans and conditions state nothing
-("it's not there", "is it in the car?", "I'll put it on the shelf"). The thing is the last
-one the previous utterance placed or, failing that, the thing it asked about ("Did you close
-the skylight?" "No, it's still open"; "Where's the remote?" "It's under the cushion"). Such a
-claim is a ``fallback``: less sure than what a sentence says outright.
+("it's not there", "is it in the car?", "I'll put it on the shelf"). The thing is that of
+the nearest of the last few utterances that names one: the last thing it placed or, failing
+that, the thing it asked about ("Did you close the skylight?" "No, it's still open"; "Where's
+the remote?" "Not here." "Oh, it's under the cushion"), or the last it said anything of. Such
+a claim is a ``fallback``: less sure than what a sentence says outright.
 """
 
 from __future__ import annotations
@@ -38,23 +39,28 @@ _STATES = frozenset({'open', 'closed', 'shut', 'ajar', 'locked', 'unlocked', 'on
 _STILL = frozenset({'still', 'now', 'already', 'all', 'just', 'definitely'})
 # "it's on top of ...", "it's off the table": a place, not a state.
 _NOT_A_THING = frozenset({'top', 'the', 'a', 'my', 'your', 'his', 'her', 'our', 'their', 'to', 'of'})
+#: Turns back the thing of a pronoun is sought in.
+TURNS = 4
 # At most this many words between the pronoun and its preposition ("them right on the table").
 _GAP = 4
 
 
-def told_of(unit: MemoryUnit, own: Sequence[Claim], previous: Callable[[], MemoryUnit | None]) -> list[Claim]:
-    """Claims of where the thing of the previous unit of the episode is, or what state it is in,
+def told_of(unit: MemoryUnit, own: Sequence[Claim],
+            earlier: Callable[[], Sequence[MemoryUnit]]) -> list[Claim]:
+    """Claims of where the thing of an earlier unit of the episode is, or what state it is in,
     when ``unit`` names it only by a pronoun (see the module); none otherwise. ``own``:
-    ``unit``'s claims; ``previous`` is asked only when the unit may need it (a store read)."""
+    ``unit``'s claims; ``earlier`` (the units told before it, newest first, at most
+    :data:`TURNS`) is asked only when the unit may need it (a store read)."""
     if not unit.episode_id or any(c.attribute in (LOCATION, HOLDER) for c in own) \
             or not _PRONOUNS & set(text_words(unit.text)):
         return []  # no conversation, or the utterance placed something itself, or no pronoun
     place = _place_after_pronoun(unit)
     state = '' if place or own else _state_after_pronoun(unit)
-    before = previous() if place or state else None
-    if before is None or before.episode_id != unit.episode_id:
+    if not place and not state:
         return []
-    thing = _thing_of(before)
+    # The nearest turn that names a thing: turns that name none ("No, it's not there") are
+    # passed over, as a listener keeps the thing talked about in mind.
+    thing = next((t for u in earlier() if u.episode_id == unit.episode_id and (t := _thing_of(u))), '')
     if not thing or thing == place:
         return []
     attribute = LOCATION if place else 'power' if state in ('on', 'off') else 'state'
@@ -63,8 +69,10 @@ def told_of(unit: MemoryUnit, own: Sequence[Claim], previous: Callable[[], Memor
 
 
 def _thing_of(before: MemoryUnit) -> str:
-    """The thing ``before`` placed last or, placing none, the first thing it asked about."""
-    placed = [c for c in claims_of(before) if c.attribute in (LOCATION, HOLDER) and c.source == 'text']
+    """The thing ``before`` placed last or, placing none, the first thing it asked about, or
+    the last it said anything of; '' when it names none."""
+    said = [c for c in claims_of(before) if c.source == 'text']
+    placed = [c for c in said if c.attribute in (LOCATION, HOLDER)]
     if placed:
         return placed[-1].entity
     things = [e.name for e in before.entities if e.type not in ('person', 'place')]
@@ -77,7 +85,7 @@ def _thing_of(before: MemoryUnit) -> str:
             found = [(at[0], name) for name in things if (at := find_name(words, name_words(name)))]
             if found:
                 return min(found)[1]
-    return ''
+    return said[-1].entity if said else ''
 
 
 def _state_after_pronoun(unit: MemoryUnit) -> str:

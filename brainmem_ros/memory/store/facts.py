@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from brainmem_ros.memory.discourse import told_of
+from brainmem_ros.memory.discourse import TURNS, told_of
 from brainmem_ros.memory.facts import (
     DERIVED_TYPES,
     POSITION,
@@ -63,7 +63,7 @@ class FactStore:
         stay valid, only the facts they stated end here. Each gets a SUPERSEDES edge.
         """
         claims = claims_of(unit)
-        claims += told_of(unit, claims, lambda: self._previous(unit))
+        claims += told_of(unit, claims, lambda: self._earlier(unit))
         superseded: list[int] = []
         poses = _PoseColumns()
         with self.store.atomic() as db:
@@ -106,14 +106,17 @@ class FactStore:
             for (key, attribute), since in pairs.items():
                 self._recompute(db, key, attribute, since=since)
 
-    def _previous(self, unit: MemoryUnit) -> MemoryUnit | None:
-        """The unit told just before ``unit`` in its episode (None without an episode)."""
+    def _earlier(self, unit: MemoryUnit) -> list[MemoryUnit]:
+        """The units told just before ``unit`` in its episode, newest first (none without an
+        episode; at most :data:`~brainmem_ros.memory.discourse.TURNS`)."""
         if not unit.episode_id:
-            return None
-        row = self.store._query('SELECT id FROM units WHERE episode_id = ? AND (stamp < ? OR '
-                                '(stamp = ? AND id < ?)) ORDER BY stamp DESC, id DESC LIMIT 1',
-                                (unit.episode_id, unit.stamp, unit.stamp, unit.id))
-        return self.store.get_units([row[0][0]]).get(row[0][0]) if row else None
+            return []
+        ids = [r[0] for r in self.store._query(
+            'SELECT id FROM units WHERE episode_id = ? AND (stamp < ? OR (stamp = ? AND id < ?)) '
+            'ORDER BY stamp DESC, id DESC LIMIT ?',
+            (unit.episode_id, unit.stamp, unit.stamp, unit.id, TURNS))]
+        units = self.store.get_units(ids)
+        return [units[i] for i in ids if i in units]
 
     def rebuild(self) -> int:
         """Derive every fact again from the units (after a migration); returns the fact count."""
@@ -129,7 +132,7 @@ class FactStore:
                 last = ids[-1]
                 for unit in self.store.get_units(ids).values():
                     own = claims_of(unit)
-                    for claim in own + told_of(unit, own, functools.partial(self._previous, unit)):
+                    for claim in own + told_of(unit, own, functools.partial(self._earlier, unit)):
                         self._insert_claim(db, claim)
             for key, attribute in db.execute(
                     'SELECT DISTINCT entity, attribute FROM fact_claims').fetchall():
