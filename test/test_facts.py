@@ -580,17 +580,28 @@ def test_a_pronoun_in_the_next_turn_answers_the_question_before_it(mem: BrainMem
 
 
 def test_a_pronoun_stands_for_the_thing_talked_about_turns_before(mem: BrainMem) -> None:
-    ep = 'talk-harmonica'
-    mem.store('Rosa: Has anyone seen my blue harmonica?', stamp=T0, episode_id=ep)
-    mem.store('Tom: Not me, sorry.', stamp=T0 + 60, episode_id=ep)  # turns that name no thing
-    mem.store("Ana: No idea, I haven't looked.", stamp=T0 + 120, episode_id=ep)
-    mem.store("Tom: Oh wait, it's on the piano bench.", stamp=T0 + 180, episode_id=ep)
-    assert mem.state_of('harmonica', attribute='location')[0].value == 'piano bench'
+    ep = 'talk-tambourine'
+    mem.store('Rosa: Has anyone seen my blue tambourine?', stamp=T0 + 50 * H, episode_id=ep)
+    mem.store('Tom: Not me, sorry.', stamp=T0 + 50 * H + 60, episode_id=ep)  # turns that name no thing
+    mem.store("Ana: No idea, I haven't looked.", stamp=T0 + 50 * H + 120, episode_id=ep)
+    mem.store("Tom: Oh wait, it's on the piano bench.", stamp=T0 + 50 * H + 180, episode_id=ep)
+    assert mem.state_of('tambourine', attribute='location')[0].value == 'piano bench'
     # A turn that says something of another thing is what a pronoun after it stands for.
-    mem.store('Tom: The kettle is on.', stamp=T0 + 240, episode_id=ep)
-    mem.store("Tom: It's in the kitchen.", stamp=T0 + 300, episode_id=ep)
-    assert mem.state_of('kettle', attribute='location')[0].value == 'kitchen'
-    assert mem.state_of('harmonica', attribute='location')[0].value == 'piano bench'
+    mem.store('Tom: The samovar is on.', stamp=T0 + 50 * H + 240, episode_id=ep)
+    mem.store("Tom: It's in the kitchen.", stamp=T0 + 50 * H + 300, episode_id=ep)
+    assert mem.state_of('samovar', attribute='location')[0].value == 'kitchen'
+    assert mem.state_of('tambourine', attribute='location')[0].value == 'piano bench'
+
+
+def test_mine_is_the_speakers_own_thing_of_the_kind_talked_about(mem: BrainMem) -> None:
+    ep = 'talk-gloves'
+    mem.store('Mira: My gardening gloves are on the potting bench.', stamp=T0 + 50 * H, episode_id=ep)
+    mem.store('Joel: Mine are in the shed, on the hook.', stamp=T0 + 50 * H + 60, episode_id=ep)
+    assert mem.state_of("Joel's gardening gloves", attribute='location')[0].value == 'shed'
+    assert mem.state_of("Mira's gardening gloves", attribute='location')[0].value == 'potting bench'
+    # Without a speaker, "mine" is nobody's.
+    mem.store('Mine are in the car.', stamp=T0 + 50 * H + 120, episode_id=ep)
+    assert 'car' not in {f.value for f in mem.state_of('gardening gloves', attribute='location')}
 
 
 def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:

@@ -26,6 +26,9 @@ from brainmem_ros.memory.facts import CONFIDENCE, HOLDER, LOCATION, Claim, claim
 from brainmem_ros.memory.types import MemoryUnit
 
 _PRONOUNS = frozenset({'it', "it's", 'they', "they're", 'them'})
+# The speaker's own one of the thing talked about ("Mine are in my jacket pocket").
+_MINE = frozenset({'mine', "mine's"})
+_OWNER = re.compile(r"^[a-z]+'s ")
 _PLACE_PREPS = frozenset({'in', 'on', 'under', 'inside', 'into', 'onto', 'behind', 'beside', 'by', 'at',
                           'near', 'underneath', 'beneath'})
 # Words that make a clause no statement of where a thing is now.
@@ -52,17 +55,21 @@ def told_of(unit: MemoryUnit, own: Sequence[Claim],
     ``unit``'s claims; ``earlier`` (the units told before it, newest first, at most
     :data:`TURNS`) is asked only when the unit may need it (a store read)."""
     if not unit.episode_id or any(c.attribute in (LOCATION, HOLDER) for c in own) \
-            or not _PRONOUNS & set(text_words(unit.text)):
+            or not (_PRONOUNS | _MINE) & set(text_words(unit.text)):
         return []  # no conversation, or the utterance placed something itself, or no pronoun
-    place = _place_after_pronoun(unit)
+    place, mine = _place_after_pronoun(unit)
     state = '' if place or own else _state_after_pronoun(unit)
-    if not place and not state:
+    who = speaker(unit.text) if mine else ''
+    if (not place and not state) or (mine and not who):
         return []
     # The nearest turn that names a thing: turns that name none ("No, it's not there") are
     # passed over, as a listener keeps the thing talked about in mind.
     thing = next((t for u in earlier() if u.episode_id == unit.episode_id and (t := _thing_of(u))), '')
     if not thing or thing == place:
         return []
+    if who:
+        # "Hannah: My car keys are on the hook." "Ravi: Mine are in my jacket." Ravi's car keys.
+        thing = f"{who}'s {_OWNER.sub('', thing)}"
     attribute = LOCATION if place else 'power' if state in ('on', 'off') else 'state'
     return [Claim(thing, attribute, place or state, unit.stamp, unit.id, 'fallback', CONFIDENCE['fallback'],
                   unit.pose)]
@@ -104,18 +111,19 @@ def _state_after_pronoun(unit: MemoryUnit) -> str:
     return ''
 
 
-def _place_after_pronoun(unit: MemoryUnit) -> str:
-    """The thing a statement of ``unit`` names after "it/they/them" and a preposition of
-    place, or '' (a question, a negation or a plan names none)."""
+def _place_after_pronoun(unit: MemoryUnit) -> tuple[str, bool]:
+    """The thing a statement of ``unit`` names after "it/they/them" (or "mine") and a
+    preposition of place, or '' (a question, a negation or a plan names none); and whether
+    the pronoun was "mine"."""
     names = [e.name for e in unit.entities if e.type != 'person']
     for sentence in _SENTENCE.findall(unit.text):
         if sentence.strip().endswith('?'):
             continue
         words = text_words(sentence)
         for i, word in enumerate(words):
-            if word in _PRONOUNS and (place := _place_from(words, i, names)):
-                return place
-    return ''
+            if word in _PRONOUNS | _MINE and (place := _place_from(words, i, names)):
+                return place, word in _MINE
+    return '', False
 
 
 def _place_from(words: list[str], i: int, names: list[str]) -> str:
