@@ -382,6 +382,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # What hangs is the caption's subject, whatever noun the parser made the participle's object.
     ('a yellow umbrella hanging from a coat hook in a hallway, dripping water onto the mat',
      {StateChange('yellow umbrella', 'location', '', 'coat hook')}),
+    # Worn is had, by whoever the participle's clause is about.
+    ('a boy riding a blue bicycle along a street, wearing a white helmet',
+     {StateChange('white helmet', 'location', '', 'boy')}),
+    ('Leo is wearing the blue scarf.', {StateChange('blue scarf', 'location', '', 'leo')}),
     # The place a thing is carried through is not carried ("staircase" parsed as an object).
     ('a man carrying a large cardboard box up a staircase',
      {StateChange('large cardboard box', 'location', '', 'man')}),
@@ -409,6 +413,7 @@ def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateC
     'I did not see the broken vase.',
     'The TV is not showing anything.',        # denied
     'a poster showing a lamp',                # a picture, no device
+    'a poster of a woman wearing sunglasses on a bedroom wall',
 ])
 def test_scenes_that_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

@@ -33,7 +33,7 @@ _TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
 _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip', 'borrow'})
 # Words of a time to come: "I'm opening it later" is a plan.
 _LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
-_HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle'})
+_HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle', 'wear'})
 # Verbs of taking after which a person named as the subject has the thing (not "got", "fetched"
 # for someone, or "gripped").
 _TOOK = (_TAKING | _TAKING_GRIP) - {'get', 'fetch', 'grip'}
@@ -155,10 +155,12 @@ class PlaceReading(MeasureReading):
         # "Leo took the umbrella": whoever took it has it, unless it went somewhere (below).
         took = lemma in _TOOK and tok.tag_ in {'VBD', 'VBN'}
         holding = lemma in _HOLDING and tok.tag_ in {'VBG', 'VBZ', 'VBP', 'VBD'}
-        if not (having or took or holding):
-            return []
+        if not (having or took or holding) or self.depicted(tok):
+            return []  # (nor what a picture shows: "a poster of a woman wearing sunglasses")
         # The subject, or the name a participle is hung on in a caption ("Priya carrying ...").
         holders = [c for c in tok.children if c.dep_ == 'nsubj'] + ([tok.head] if tok.dep_ == 'acl' else [])
+        if tok.dep_ == 'advcl' and tok.head.dep_ == 'acl':
+            holders.append(tok.head.head)  # "a boy riding a bicycle, wearing a helmet"
         people = [names[c.i] for c in holders if c.i in names and (
             c.pos_ == 'PROPN' or NOUN_TYPES.get(c.lemma_.lower()) == 'person')]  # "a girl hugging a teddy"
         people += [self.speaker] if mine else []
