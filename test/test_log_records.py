@@ -91,6 +91,9 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('TASK#416 close item=back_door status=SUCCESS duration=22s', {('back door', 'state', 'closed')}),
     ('job=77 action=unlock device=side_gate result=done', {('side gate', 'state', 'unlocked')}),
     ('TASK#414 fetch item=dog_lead to=user:Aroha status=SUCCESS', {('dog lead', 'location', 'aroha')}),
+    # The verb's thing in its name, the person under a key of its own.
+    ('task fetch_object object=reading_glasses deliver_to=Maya status=done',
+     {('reading glasses', 'location', 'maya')}),
     ('call_service domain=light service=turn_off target=light.porch', {('porch light', 'power', 'off')}),
     # Lines of their own are fields (YAML); a time stamp before a device; a detector's "cls".
     ('sensor: window_contact\nroom: bedroom\nname: bedroom_window\nstate: closed',

@@ -37,6 +37,8 @@ _DONE_STATES = {
 }
 # Verbs of a task that leaves its thing with the person it is for.
 _HANDING = frozenset({'fetch', 'bring', 'deliver', 'hand', 'handover', 'give', 'serve'})
+# Keys of the person such a task is for ("deliver_to=Maya"); a bare name there is a person's.
+_HANDED_TO = frozenset({f'{verb}_to' for verb in _HANDING})
 _SUCCESS = frozenset({'success', 'succeeded', 'successful', 'ok', 'done', 'complete', 'completed',
                       'finished'})
 _OUTCOME_KEYS = frozenset({'status', 'result', 'outcome'})
@@ -72,7 +74,8 @@ def task_changes(reader: Namer, fields: list[Field]) -> list[StateChange]:
     if verb in _DONE_STATES:
         attribute, value = _DONE_STATES[verb]
         return [StateChange(thing, attribute, '', value)]
-    who = next((p for k, v in fields if k == 'to' and (p := person(v, bare=False))), '')
+    who = next((p for k, v in fields if (k == 'to' and (p := person(v, bare=False)))
+                or (k in _HANDED_TO and (p := person(v)))), '')
     return [StateChange(thing, 'location', '', who)] if verb in _HANDING and who else []
 
 
@@ -85,7 +88,8 @@ def _verb(fields: list[Field]) -> str:
             # "task=deliver_keys": the verb and its thing.
             return verb if verb in _DONE_STATES else verb.split('_')[0]
     if fields and fields[0][0] is None and fields[0][1].split():
-        return fields[0][1].split()[-1].lower().rstrip(':')
+        verb = fields[0][1].split()[-1].lower().rstrip(':')
+        return verb if verb in _DONE_STATES else verb.split('_')[0]  # "task fetch_object"
     return ''
 
 
