@@ -382,6 +382,12 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # What hangs is the caption's subject, whatever noun the parser made the participle's object.
     ('a yellow umbrella hanging from a coat hook in a hallway, dripping water onto the mat',
      {StateChange('yellow umbrella', 'location', '', 'coat hook')}),
+    # What a scene is "with" is where its own participle says, however the parser hangs it.
+    ("a child's bedroom with a green backpack slung over the desk chair",
+     {StateChange('green backpack', 'location', '', 'desk chair')}),
+    ('a kitchen with a red kettle sitting on the stove', {StateChange('red kettle', 'location', '', 'stove')}),
+    ('a hallway with a wet umbrella leaning against the wall',
+     {StateChange('umbrella', 'location', '', 'wall'), StateChange('umbrella', 'state', '', 'wet')}),
     # Worn is had, by whoever the participle's clause is about.
     ('a boy riding a blue bicycle along a street, wearing a white helmet',
      {StateChange('white helmet', 'location', '', 'boy')}),

@@ -62,10 +62,14 @@ class SceneReading(MentionReading):
             if root.tag_ in _PARTICIPLES and not any(c.dep_ in {'aux', 'auxpass'} for c in root.children):
                 # "a closed umbrella hanging from a hook": the participle's subject is the scene's
                 # thing (the state layer places it).
+                participle = root
                 root = next((c for c in root.children if c.dep_ == 'nsubj'), root)
                 if root.i not in names:
                     continue
                 things = self._things([root], names)
+                # "a bedroom with a backpack slung over the chair": the participle tells of what
+                # the scene is "with", which the parser made its subject's.
+                found += self._resting(self._with(root, names), [participle], names)
             elif root.pos_ not in {'NOUN', 'PROPN'} or root.i not in names or self._asked(root) \
                     or any(c.dep_ == 'det' and c.lower_ == 'no' for c in root.children) \
                     or self.depicted(root):
@@ -100,15 +104,26 @@ class SceneReading(MentionReading):
         for item in listed:
             shown = self._things([item], names)
             found += self._resting(shown, [item], names) + self._described(shown, names)
-        showing = root.lemma_.lower() in _DEPICTIONS  # "an image of a hallway with light ...": not in it
-        for prep in (c for c in root.children if c.dep_ == 'prep' and c.lower_ == 'with'
-                     and root.i in names and not showing):
-            held = [h for h in self._things([o for o in prep.children if o.dep_ == 'pobj'], names)
-                    if names[h.i] != names[root.i]]
-            found += self._resting(held, held, names) or [
+        if root.lemma_.lower() in _DEPICTIONS or root.i not in names:
+            return found  # "an image of a hallway with light ...": not in it
+        for prep in (c for c in root.children if c.dep_ == 'prep' and c.lower_ == 'with'):
+            # "with a wet umbrella leaning against the wall": the parser may make the participle
+            # the preposition's and the thing its subject.
+            verbs = [c for c in prep.children if c.dep_ == 'pcomp' and c.tag_ in _PARTICIPLES]
+            said = [o for o in prep.children if o.dep_ == 'pobj'] + [
+                s for v in verbs for s in v.children if s.dep_ == 'nsubj']
+            held = [h for h in self._things(said, names) if names[h.i] != names[root.i]]
+            # Where its own participle says, if it has one ("a red kettle sitting on the stove").
+            own = [c for h in held for c in h.children if c.dep_ == 'acl' and c.tag_ in _PARTICIPLES]
+            found += self._resting(held, [*held, *own, *verbs], names) or [
                 StateChange(names[h.i], 'location', '', names[root.i]) for h in held]
             found += self._described(held, names)
         return found
+
+    def _with(self, scene: Token, names: dict[int, str]) -> list[Token]:
+        """The things ``scene`` is said to be "with"."""
+        return [h for c in scene.children if c.dep_ == 'prep' and c.lower_ == 'with'
+                for h in self._things([o for o in c.children if o.dep_ == 'pobj'], names)]
 
     def _described(self, things: list[Token], names: dict[int, str]) -> list[StateChange]:
         """The state an adjective before each of ``things`` names ("an open dishwasher"), or
