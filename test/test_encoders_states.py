@@ -385,7 +385,8 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # What a scene is "with" is where its own participle says, however the parser hangs it.
     ("a child's bedroom with a green backpack slung over the desk chair",
      {StateChange('green backpack', 'location', '', 'desk chair')}),
-    ('a kitchen with a red kettle sitting on the stove', {StateChange('red kettle', 'location', '', 'stove')}),
+    ('a kitchen with a red kettle sitting on the stove',
+     {StateChange('red kettle', 'location', '', 'stove')}),
     ('a hallway with a wet umbrella leaning against the wall',
      {StateChange('umbrella', 'location', '', 'wall'), StateChange('umbrella', 'state', '', 'wet')}),
     # Worn is had, by whoever the participle's clause is about.
