@@ -389,6 +389,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('red kettle', 'location', '', 'stove')}),
     ('a hallway with a wet umbrella leaning against the wall',
      {StateChange('umbrella', 'location', '', 'wall'), StateChange('umbrella', 'state', '', 'wet')}),
+    # (the participle was read as the room's verb, and the room was "open")
+    ('a sunny living room with the window blinds raised open',
+     {StateChange('window blind', 'location', '', 'sunny living room')}),
     # Worn is had, by whoever the participle's clause is about.
     ('a boy riding a blue bicycle along a street, wearing a white helmet',
      {StateChange('white helmet', 'location', '', 'boy')}),

@@ -11,7 +11,8 @@ that it governs, and a resting phrase after it ("on a lawn"). The "-ing" form be
 participle of the thing ("helmet" <- "lying", as in "a dog lying on the rug"), the "-s"
 form the verb of a clause whose subject is the thing; either gets its verb's lemma, which
 the readers ask ("hanging from the rail"). "a phone charging on the desk" is mended the same
-way, and so is "cracked the window open", where "open" was read as the object's head.
+way, and so is "cracked the window open", where "open" was read as the object's head, and "a
+bedroom with a backpack slung over the chair", where "slung" was read as the bedroom's verb.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def mend_postures(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     """``doc`` with each posture verb misread as a noun made a verb again, and each resulting
     state misread as the object's head made the state again (see the module)."""
     _mend_results(doc)
+    _mend_scenes(doc)
     for tok in doc:
         low = tok.lower_
         if tok.pos_ != 'NOUN' or (low not in _PARTICIPLES and low not in _PRESENT) or tok.i == 0:
@@ -89,3 +91,24 @@ def _mend_results(doc: Doc) -> None:
         thing.head, thing.dep_ = verb, 'dobj'
         tok.head, tok.dep_ = verb, 'oprd'
         tok.pos_, tok.tag_ = 'ADJ', 'JJ'
+
+
+def _mend_scenes(doc: Doc) -> None:
+    """"a bedroom with a backpack slung over the chair": the participle read as the verb of
+    the scene ("a bedroom ... slung"), the thing it is "with" right before it; the participle
+    is the thing's, and the scene a caption's noun phrase again."""
+    for verb in doc:
+        # (A past form too, without an object: the tagger reads "raised" in "blinds raised open"
+        # as one.)
+        if verb.dep_ != 'ROOT' or verb.tag_ not in {'VBN', 'VBG', 'VBD'} or verb.i == 0 or any(
+                c.dep_ in {'aux', 'auxpass', 'dobj'} for c in verb.children):
+            continue
+        scene = next((c for c in verb.children if c.dep_ == 'nsubj' and c.pos_ in {'NOUN', 'PROPN'}), None)
+        thing = doc[verb.i - 1]
+        if scene is None or thing.dep_ != 'pobj' or thing.head.lower_ != 'with' or thing.head.head.i != scene.i:
+            continue
+        scene.head, scene.dep_ = scene, 'ROOT'
+        for child in list(verb.children):
+            if child.i < scene.i:
+                child.head = scene
+        verb.head, verb.dep_ = thing, 'acl'

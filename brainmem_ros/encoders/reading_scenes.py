@@ -62,14 +62,10 @@ class SceneReading(MentionReading):
             if root.tag_ in _PARTICIPLES and not any(c.dep_ in {'aux', 'auxpass'} for c in root.children):
                 # "a closed umbrella hanging from a hook": the participle's subject is the scene's
                 # thing (the state layer places it).
-                participle = root
                 root = next((c for c in root.children if c.dep_ == 'nsubj'), root)
                 if root.i not in names:
                     continue
                 things = self._things([root], names)
-                # "a bedroom with a backpack slung over the chair": the participle tells of what
-                # the scene is "with", which the parser made its subject's.
-                found += self._resting(self._with(root, names), [participle], names)
             elif root.pos_ not in {'NOUN', 'PROPN'} or root.i not in names or self._asked(root) \
                     or any(c.dep_ == 'det' and c.lower_ == 'no' for c in root.children) \
                     or self.depicted(root):
@@ -119,11 +115,6 @@ class SceneReading(MentionReading):
                 StateChange(names[h.i], 'location', '', names[root.i]) for h in held]
             found += self._described(held, names)
         return found
-
-    def _with(self, scene: Token, names: dict[int, str]) -> list[Token]:
-        """The things ``scene`` is said to be "with"."""
-        return [h for c in scene.children if c.dep_ == 'prep' and c.lower_ == 'with'
-                for h in self._things([o for o in c.children if o.dep_ == 'pobj'], names)]
 
     def _described(self, things: list[Token], names: dict[int, str]) -> list[StateChange]:
         """The state an adjective before each of ``things`` names ("an open dishwasher"), or
