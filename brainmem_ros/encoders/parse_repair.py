@@ -105,7 +105,8 @@ def _mend_scenes(doc: Doc) -> None:
             continue
         scene = next((c for c in verb.children if c.dep_ == 'nsubj' and c.pos_ in {'NOUN', 'PROPN'}), None)
         thing = doc[verb.i - 1]
-        if scene is None or thing.dep_ != 'pobj' or thing.head.lower_ != 'with' or thing.head.head.i != scene.i:
+        if scene is None or thing.dep_ != 'pobj' or thing.head.lower_ != 'with' \
+                or thing.head.head.i != scene.i:
             continue
         scene.head, scene.dep_ = scene, 'ROOT'
         for child in list(verb.children):
