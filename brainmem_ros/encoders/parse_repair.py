@@ -36,9 +36,10 @@ _RESTING = frozenset({'on', 'in', 'under', 'by', 'beside', 'against', 'from', 'n
                       'behind', 'atop', 'underneath', 'beneath', 'across', 'along', 'over', 'at'})
 
 
-def mend_postures(doc: Doc, nouns_only: frozenset[str]) -> Doc:
-    """``doc`` with each posture verb misread as a noun made a verb again, and each resulting
-    state misread as the object's head made the state again (see the module)."""
+def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
+    """``doc`` with the misreadings of the module mended: a posture verb read as a noun made a
+    verb again, a resulting state read as the object's head a state, a scene's participle read
+    as the scene's verb the participle of the thing the scene is "with"."""
     _mend_results(doc)
     _mend_scenes(doc)
     for tok in doc:
@@ -113,3 +114,4 @@ def _mend_scenes(doc: Doc) -> None:
             if child.i < scene.i:
                 child.head = scene
         verb.head, verb.dep_ = thing, 'acl'
+        verb.tag_ = 'VBN' if verb.tag_ == 'VBD' else verb.tag_

@@ -28,7 +28,7 @@ from brainmem_ros.encoders.lexicon import (
 )
 from brainmem_ros.encoders.log_commands import commanded
 from brainmem_ros.encoders.log_records import RecordReader
-from brainmem_ros.encoders.parse_repair import mend_postures
+from brainmem_ros.encoders.parse_repair import mend
 from brainmem_ros.encoders.reading_base import CAMEL, CAMEL_PART, HELD, log_prefix, repairs, verb_base
 from brainmem_ros.encoders.reading_states import StateReading
 from brainmem_ros.encoders.record_merge import merged
@@ -118,14 +118,14 @@ class SpacyExtractor:
         with self._lock:
             docs = list(self._nlp.pipe([_calm(t) for t in todo], batch_size=max(1, len(todo))))
         for text, doc in zip(todo, docs, strict=True):
-            self._docs.put(text, mend_postures(doc, self._nouns_only))
+            self._docs.put(text, mend(doc, self._nouns_only))
 
     def parse(self, text: str) -> Doc:
         """The (cached) parse of ``text``."""
         doc = self._docs.get(text)
         if doc is None:
             with self._lock:
-                doc = mend_postures(self._nlp(_calm(text)), self._nouns_only)
+                doc = mend(self._nlp(_calm(text)), self._nouns_only)
             self._docs.put(text, doc)
         return doc
 
