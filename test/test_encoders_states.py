@@ -424,6 +424,7 @@ def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateC
     'The TV is not showing anything.',        # denied
     'a poster showing a lamp',                # a picture, no device
     'a poster of a woman wearing sunglasses on a bedroom wall',
+    "Sam's right.",                           # a person's "'s" before a state word
 ])
 def test_scenes_that_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
@@ -433,6 +434,9 @@ def test_scenes_that_state_nothing(x: SpacyExtractor, text: str) -> None:
     # "'s" before a place or a participle is "is".
     ("Omar: the kettle's on the windowsill.", StateChange('kettle', 'location', '', 'windowsill')),
     ("Lena: my bike's leaning against the fence.", StateChange('bike', 'location', '', 'fence')),
+    # ... and before a state word that ends its clause.
+    ("Liam: My green bottle's empty, I'll fill it after practice.",
+     StateChange('green bottle', 'state', '', 'empty')),
     # A switch verb's "on" after "back".
     ('I switched the desk lamp back on.', StateChange('desk lamp', 'power', '', 'on')),
     # A noun the small tagger takes for a reflexive pronoun ("-shelf" as "-self").
@@ -531,6 +535,9 @@ def test_posture_verbs_the_tagger_reads_as_nouns(x: SpacyExtractor, text: str, c
     ('a wet towel hanging from the door', {StateChange('towel', 'location', '', 'door'),
                                            StateChange('towel', 'state', '', 'wet')}),
     ('The dishwasher is not running.', set()),
+    ("I freed the robot vacuum and sent it back to its dock; it's charging now.",
+     {StateChange('robot vacuum', 'state', 'free', 'charging'),
+      StateChange('robot vacuum', 'location', '', 'dock')}),
     ('Is the washing machine running?', set()),
     # A preposition's object never comes after a comma: "on" is the switch's particle.
     ("Ayo: I've put the washing machine on, cotton cycle.",

@@ -14,6 +14,7 @@ the text. The word lists that remain are data (:mod:`brainmem_ros.encoders.lexic
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -246,6 +247,16 @@ _IS_CONTRACTED = re.compile(r"\b([A-Za-z]+)['\u2019]s (?=(?:on|in|at|under|by|in
                             r"resting)\b)")
 
 
+@functools.cache
+def _stated(words: frozenset[str]) -> re.Pattern[str]:
+    """"'s" before a state word that ends its clause is "is" ("the bottle's empty, ..."): a
+    possessive comes before a noun ("the fridge's door")."""
+    alternatives = '|'.join(sorted((re.escape(w) for w in words), key=len, reverse=True))
+    # (A thing's noun, or a shouted one: "Sam's right" is about Sam, who has no state.)
+    return re.compile(r"\b([a-z]+|[A-Z]{2,})['\u2019]s (?=(?:still |now |already )?(?:" + alternatives +
+                      r")(?:[,.;:!?]|\s*$|\s+(?:now|again|already|too|and|but|so)\b))")
+
+
 def _calm(text: str) -> str:
     """``text`` with its shouted state words in lower case ("garage door OPEN", "stove burner
     ON"): the tagger reads a word in capitals as a name, and the state is lost; and a sign
@@ -253,4 +264,5 @@ def _calm(text: str) -> str:
     words = (state_words() | {'on', 'off'}) - {'ok'}  # "cameras OK" is a report, not a thing's state
     text = _SIGN_AFTER_PREP.sub('minus ', text)
     text = _IS_CONTRACTED.sub(r'\1 is ', text)  # "my phone's on the couch": is, not a possessive
+    text = _stated(words).sub(r'\1 is ', text)  # "my bottle's empty, I'll fill it"
     return _SHOUTED.sub(lambda m: m.group().lower() if m.group().lower() in words else m.group(), text)

@@ -68,7 +68,8 @@ class MeasureReading(SceneReading):
                     or self._negated(tok) or self._asked(tok) or self._unreal(tok):
                 continue
             # (Its own subject first: "Javier: The tablet is charging" hangs the verb on the speaker.)
-            things = [c for c in tok.children if c.dep_ == 'nsubj'] or (
+            # ("it's charging now": the thing "it" stands for.)
+            things = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names) or (
                 [tok.head] if tok.dep_ == 'acl' else [])
             found += [StateChange(names[t.i], 'state', '', under_way) if under_way
                       else StateChange(names[t.i], 'power', '', 'on') for t in things
