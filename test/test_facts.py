@@ -600,8 +600,10 @@ def test_mine_is_the_speakers_own_thing_of_the_kind_talked_about(mem: BrainMem) 
     assert mem.state_of("Joel's gardening gloves", attribute='location')[0].value == 'shed'
     assert mem.state_of("Mira's gardening gloves", attribute='location')[0].value == 'potting bench'
     # "mine" earlier in the sentence makes the pronoun the speaker's too.
+    mem.store('Joel: Has anyone seen the pruning shears?', stamp=T0 + 50 * H + 80, episode_id=ep)
     mem.store("Mira: I've taken mine with me, they're in my bag.", stamp=T0 + 50 * H + 90, episode_id=ep)
-    assert mem.state_of("Mira's gardening gloves", attribute='location')[0].value == 'bag'
+    assert [(f.entity, f.value) for f in mem.state_of('pruning shears', attribute='location')] == [
+        ("mira's pruning shear", 'bag')]
     # Without a speaker, "mine" is nobody's.
     mem.store('Mine are in the car.', stamp=T0 + 50 * H + 120, episode_id=ep)
     assert 'car' not in {f.value for f in mem.state_of('gardening gloves', attribute='location')}

@@ -122,8 +122,7 @@ def _place_after_pronoun(unit: MemoryUnit) -> tuple[str, bool]:
         words = text_words(sentence)
         for i, word in enumerate(words):
             if word in _PRONOUNS | _MINE and (place := _place_from(words, i, names)):
-                # "I've taken mine with me, they're in my bag": "they" are the speaker's too.
-                return place, bool(_MINE & set(words[:i + 1]))
+                return place, word in _MINE
     return '', False
 
 
