@@ -612,6 +612,10 @@ def test_mine_is_the_speakers_own_thing_of_the_kind_talked_about(mem: BrainMem) 
 def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:
     mem.store('I moved the thyme pot from the sill to the balcony table.', stamp=T0)
     assert mem.state_of('the thyme', attribute='location')[0].value == 'balcony table'
+    # Named alone later, the thing is still found in its container before that.
+    mem.store('I brought the thyme back inside and set it on the kitchen windowsill.', stamp=T0 + 2 * H)
+    assert mem.state_of('the thyme', attribute='location')[0].value == 'kitchen windowsill'
+    assert mem.state_of('the thyme', attribute='location', as_of=T0 + H)[0].value == 'balcony table'
 
 
 def test_where_the_places_are(mem: BrainMem) -> None:

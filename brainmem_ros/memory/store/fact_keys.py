@@ -57,6 +57,19 @@ def keys_by_name(query: Query, names: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
+def with_containers(query: Query, name: str, keys: list[str]) -> list[str]:
+    """``keys`` (those ``name`` refers to) and the one container named by what it holds ("the
+    basil": also the basil pot it was moved in before it was named alone), after them."""
+    key = entity_key(name)
+    if not keys or not key:
+        return keys
+    found: dict[str, set[str]] = {name: set()}
+    _held(query, {name: key}, found)
+    # Only a container named by exactly the thing ("basil pot" for "basil"; a "laptop bag"
+    # holds some laptop, not the silver laptop).
+    return keys + sorted(k for k in found[name] - set(keys) if k.rsplit(' ', 1)[0] == key)
+
+
 def _held(query: Query, unmatched: dict[str, str], found: dict[str, set[str]]) -> None:
     """"The basil": the one container whose name holds the head noun (the basil pot)."""
     lasts = sorted({key.split()[-1] for key in unmatched.values()})

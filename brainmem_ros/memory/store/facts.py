@@ -29,7 +29,7 @@ from brainmem_ros.memory.facts import (
     value_key,
 )
 from brainmem_ros.memory.store.codec import decode_pose, pose_json
-from brainmem_ros.memory.store.fact_keys import keys_by_name
+from brainmem_ros.memory.store.fact_keys import keys_by_name, with_containers
 from brainmem_ros.memory.store.sql import chunks, qmarks
 from brainmem_ros.memory.store.sqlite import SqliteStore
 from brainmem_ros.memory.types import Edge, EdgeKind, MemoryUnit, Pose
@@ -289,7 +289,7 @@ class FactStore:
 
     def matching_keys(self, name: str) -> list[str]:
         """Entity keys that ``name`` (as a user types it) refers to; the exact key first."""
-        return keys_by_name(self.store._query, [name])[name]
+        return with_containers(self.store._query, name, keys_by_name(self.store._query, [name])[name])
 
     def facts_of(self, keys: Iterable[str], *, attribute: str | None = None,
                  skip: Sequence[str] = ()) -> list[Fact]:
