@@ -227,7 +227,13 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
     "the blue water bottle"), as people shorten a name once the thing is known ("I put
     the remote on the shelf"). Only while no other key holds all of its words and names
     something else ("silver phone" beside "black phone"): then "phone" may be either. A
-    key with a word of its own ("bottle steel") is another thing, not a fuller name.
+    key with a word of its own ("bottle steel") is another thing, not a fuller name, unless
+    it is a shorter name of a key found, which names nothing else:
+
+    >>> referents('phone charger', ['white phone charger', 'white charger'])
+    ['white charger', 'white phone charger']
+    >>> referents('phone charger', ['white phone charger', 'white charger', 'white laptop charger'])
+    ['white phone charger']
     """
     q = entity_key(query)
     if not q:
@@ -239,6 +245,11 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
     general = [k for k, kw in key_words.items() if k not in matched and head in kw and kw < words]
     others = [ow for o, ow in key_words.items() if o not in matched and o not in general]
     found = matched | {k for k in general if not any(key_words[k] < ow for ow in others)}
+    # A shorter name of a thing found ("white charger" once "white phone charger" was named),
+    # while it names nothing else ("the white charger" beside a "white laptop charger").
+    found |= {k for k, kw in key_words.items() if k not in found and k.split()[-1] == head
+              and any(kw < key_words[m] for m in found)
+              and not any(kw < ow for o, ow in key_words.items() if o not in found)}
     return sorted(found) if found or not fallback else closest(words, head, key_words)
 
 
