@@ -609,6 +609,13 @@ def test_mine_is_the_speakers_own_thing_of_the_kind_talked_about(mem: BrainMem) 
     assert 'car' not in {f.value for f in mem.state_of('gardening gloves', attribute='location')}
 
 
+def test_a_name_that_says_where_its_thing_is(mem: BrainMem) -> None:
+    mem.store('I switched the landing lamp off.', stamp=T0 + 20 * H)
+    mem.store('The porch lantern is on.', stamp=T0 + 20 * H)
+    mem.store('I switched the lamp on again.', stamp=T0 + 21 * H)  # a shorter name of the same lamp
+    assert mem.state_of('the lamp on the landing', attribute='power')[0].value == 'on'
+
+
 def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:
     mem.store('I moved the thyme pot from the sill to the balcony table.', stamp=T0)
     assert mem.state_of('the thyme', attribute='location')[0].value == 'balcony table'

@@ -35,6 +35,8 @@ _CONTAINERS = word_list('fact_words.txt', 'containers')
 # "Note: ..." opens a message without naming who speaks.
 _MESSAGE_TAGS = word_list('fact_words.txt', 'message tags')
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# "the window in the bedroom": the thing, a preposition of where, the place.
+_PLACED_AFTER = re.compile(r'^(.+?) (?:in|on|at|by) (.+)$')
 _RAW_WORD = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:'[A-Za-z]+)?")
 # Words before "'s" that own nothing: "It's", "That's", "Here's".
 _NOT_OWNERS = frozenset({'it', 'that', 'this', 'there', 'here', 'what', 'who', 'where', 'he', 'she', 'let'})
@@ -96,6 +98,19 @@ def shown_by(name: str) -> str:
     """
     words = name_words(name)
     return ' '.join(words[:-1]) if len(words) > 1 and singular(words[-1]) in _DISPLAYS else name
+
+
+def placed_first(name: str) -> str:
+    """A name that says where its thing is after it, with the place first; ``name`` otherwise.
+
+    >>> placed_first('the window in the bedroom'), placed_first('lamp on the landing'), placed_first('cup')
+    ('bedroom window', 'landing lamp', 'cup')
+    """
+    found = _PLACED_AFTER.match(normalise_name(name))
+    if not found:
+        return name
+    thing, place = name_words(found.group(1)), name_words(found.group(2))
+    return ' '.join([*place, *thing]) if thing and place and len(place) <= 2 else name
 
 
 def owner_of(text: str, name: str, speaker: str = '') -> str:

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from brainmem_ros.memory.entity_names import aliases, entity_key, holding, referents, shown_by, singular
+from brainmem_ros.memory.entity_names import (
+    aliases,
+    entity_key,
+    holding,
+    placed_first,
+    referents,
+    shown_by,
+    singular,
+)
 from brainmem_ros.memory.facts import LOCATION
 from brainmem_ros.memory.store.sql import qmarks
 
@@ -34,7 +42,7 @@ def keys_by_name(query: Query, names: Sequence[str]) -> dict[str, list[str]]:
     for name in out:
         key = entity_key(name)
         if key:
-            said = list(dict.fromkeys(n for typed in (name, shown_by(name))
+            said = list(dict.fromkeys(n for typed in (name, shown_by(name), placed_first(name))
                                       for n in (typed, *aliases(typed))))
             plans[name] = (key, said, {singular(w) for n in said for w in entity_key(n).split()})
     if not plans:
