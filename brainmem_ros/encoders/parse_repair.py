@@ -80,7 +80,9 @@ def _mend_results(doc: Doc) -> None:
     """"cracked the window open": "open" read as the object (a "window open"), the window as
     its modifier; the window is the object, "open" the state the act leaves it in."""
     for tok in doc:
-        if tok.pos_ != 'NOUN' or tok.lower_ not in _RESULTS or tok.dep_ != 'dobj' or tok.i == 0:
+        state = tok.pos_ == 'NOUN' and tok.lower_ in _RESULTS
+        doing = tok.tag_ == 'VBG'  # "left the tap running": a "tap running", read as the object
+        if not (state or doing) or tok.dep_ != 'dobj' or tok.i == 0:
             continue
         thing = doc[tok.i - 1]
         if thing.head.i != tok.i or thing.dep_ != 'compound' or thing.pos_ != 'NOUN':
@@ -90,8 +92,11 @@ def _mend_results(doc: Doc) -> None:
             if child.i < thing.i:
                 child.head = thing
         thing.head, thing.dep_ = verb, 'dobj'
-        tok.head, tok.dep_ = verb, 'oprd'
-        tok.pos_, tok.tag_ = 'ADJ', 'JJ'
+        if doing:
+            tok.head, tok.dep_ = thing, 'acl'
+        else:
+            tok.head, tok.dep_ = verb, 'oprd'
+            tok.pos_, tok.tag_ = 'ADJ', 'JJ'
 
 
 def _mend_scenes(doc: Doc) -> None:
@@ -99,15 +104,18 @@ def _mend_scenes(doc: Doc) -> None:
     the scene ("a bedroom ... slung"), the thing it is "with" right before it; the participle
     is the thing's, and the scene a caption's noun phrase again."""
     for verb in doc:
+        thing = doc[verb.i - 1] if verb.i else verb
+        if verb.tag_ not in {'VBN', 'VBG', 'VBD'} or thing.dep_ != 'pobj' or thing.head.lower_ != 'with' \
+                or any(c.dep_ in {'aux', 'auxpass', 'dobj'} for c in verb.children):
+            continue
+        scene = thing.head.head
+        if verb.dep_ == 'acl' and verb.head.i == scene.i and verb.tag_ != 'VBD':
+            verb.head = thing  # "a sink with the faucet running into a pot": the faucet runs
+            continue
         # (A past form too, without an object: the tagger reads "raised" in "blinds raised open"
         # as one.)
-        if verb.dep_ != 'ROOT' or verb.tag_ not in {'VBN', 'VBG', 'VBD'} or verb.i == 0 or any(
-                c.dep_ in {'aux', 'auxpass', 'dobj'} for c in verb.children):
-            continue
-        scene = next((c for c in verb.children if c.dep_ == 'nsubj' and c.pos_ in {'NOUN', 'PROPN'}), None)
-        thing = doc[verb.i - 1]
-        if scene is None or thing.dep_ != 'pobj' or thing.head.lower_ != 'with' \
-                or thing.head.head.i != scene.i:
+        if verb.dep_ != 'ROOT' or not any(c.i == scene.i and c.dep_ == 'nsubj' for c in verb.children) \
+                or scene.pos_ not in {'NOUN', 'PROPN'}:
             continue
         scene.head, scene.dep_ = scene, 'ROOT'
         for child in list(verb.children):
