@@ -513,6 +513,9 @@ def test_next_to_is_where_a_thing_rests(x: SpacyExtractor) -> None:
     ('a red helmet rests on a lawn', StateChange('red helmet', 'location', '', 'lawn')),
     ('I switched off the oven and left the lasagne resting on the counter.',
      StateChange('lasagne', 'location', '', 'counter')),
+    # A household noun read as a verb after "the bathroom": the head of the name.
+    ('I turned off the bathroom fan and the bathroom light once the steam had cleared.',
+     StateChange('bathroom light', 'power', '', 'off')),
     # The state an act leaves a thing in, read as the head of its name ("window open").
     ('Leo: I cracked the bedroom window open again this morning.',
      StateChange('bedroom window', 'state', 'cracked', 'open')),
@@ -520,7 +523,8 @@ def test_next_to_is_where_a_thing_rests(x: SpacyExtractor) -> None:
 def test_posture_verbs_the_tagger_reads_as_nouns(x: SpacyExtractor, text: str, change: StateChange) -> None:
     changes = _changes(x, text)
     assert change in changes
-    assert not any(c.object.endswith(('lying', 'rests', 'resting', 'open')) for c in changes), changes
+    assert not any(c.object.endswith(('lying', 'rests', 'resting', 'open')) or c.object == 'bathroom'
+                   for c in changes), changes
 
 
 @pytest.mark.parametrize(('text', 'changes'), [

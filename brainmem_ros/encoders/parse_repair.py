@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from brainmem_ros.encoders.lexicon import NOUN_TYPES
+
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
@@ -39,7 +41,9 @@ _RESTING = frozenset({'on', 'in', 'under', 'by', 'beside', 'against', 'from', 'n
 def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     """``doc`` with the misreadings of the module mended: a posture verb read as a noun made a
     verb again, a resulting state read as the object's head a state, a scene's participle read
-    as the scene's verb the participle of the thing the scene is "with"."""
+    as the scene's verb the participle of the thing the scene is "with", and a household noun
+    read as a verb after a noun the head of its name again."""
+    _mend_names(doc)
     _mend_results(doc)
     _mend_scenes(doc)
     for tok in doc:
@@ -123,3 +127,20 @@ def _mend_scenes(doc: Doc) -> None:
                 child.head = scene
         verb.head, verb.dep_ = thing, 'acl'
         verb.tag_ = 'VBN' if verb.tag_ == 'VBD' else verb.tag_
+
+
+def _mend_names(doc: Doc) -> None:
+    """"turned off the bathroom fan and the bathroom light once ...": "light" read as a verb
+    with no subject or object of its own, after "the bathroom"; it is the head of the name."""
+    for tok in doc:
+        prev = doc[tok.i - 1] if tok.i else tok
+        if tok.pos_ != 'VERB' or NOUN_TYPES.get(tok.lower_) is None or prev.pos_ != 'NOUN' \
+                or prev.dep_ not in {'conj', 'dobj', 'pobj'} or tok.dep_ not in {'advcl', 'conj', 'dep'} \
+                or not any(c.dep_ == 'det' for c in prev.children) \
+                or any(c.dep_ in {'nsubj', 'dobj', 'prt'} for c in tok.children):
+            continue
+        for child in list(prev.children):
+            child.head = tok
+        tok.head, tok.dep_ = (tok, 'ROOT') if prev.head.i == prev.i else (prev.head, prev.dep_)
+        prev.head, prev.dep_ = tok, 'compound'
+        tok.pos_, tok.tag_, tok.lemma_ = 'NOUN', 'NN', tok.lower_
