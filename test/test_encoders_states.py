@@ -543,6 +543,10 @@ def test_posture_verbs_the_tagger_reads_as_nouns(x: SpacyExtractor, text: str, c
     ('a kitchen sink with the faucet running into an empty pot',
      {StateChange('faucet', 'location', '', 'kitchen sink'), StateChange('faucet', 'state', '', 'running')}),
     ('I left the tap running.', {StateChange('tap', 'state', '', 'running')}),
+    # Done with its cycle.
+    ('Kemi: The washer just finished.', {StateChange('washer', 'state', '', 'finished')}),
+    ('The dishwasher has finished.', {StateChange('dishwasher', 'state', '', 'finished')}),
+    ('I finished the dishwasher.', set()),
     ("I freed the robot vacuum and sent it back to its dock; it's charging now.",
      {StateChange('robot vacuum', 'state', 'free', 'charging'),
       StateChange('robot vacuum', 'location', '', 'dock')}),

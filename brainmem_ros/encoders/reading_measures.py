@@ -41,6 +41,8 @@ _WORKING = frozenset({'show', 'display', 'play', 'glow', 'shine', 'blare', 'stre
 # What a device in the middle of it is: "the dishwasher's still running", "a tablet charging
 # on the shelf" (a state of its own, which ends when the device says otherwise).
 _UNDER_WAY = {'run': 'running', 'charge': 'charging'}
+# What a device that has done it is: "the washer just finished", "the dishwasher has finished".
+_DONE = {'finish': 'finished', 'complete': 'finished'}
 
 
 class MeasureReading(SceneReading):
@@ -59,13 +61,17 @@ class MeasureReading(SceneReading):
 
     def _working(self, names: dict[int, str]) -> list[StateChange]:
         """An appliance doing what only a device that is on does is on: "a television showing
-        cartoons" (hung on it, or with it as subject), unless denied, asked or a plan."""
+        cartoons" (hung on it, or with it as subject), unless denied, asked or a plan; one in the
+        middle of running or charging, or done with its cycle, is in that state ("the dishwasher's
+        still running", "the washer just finished")."""
         found: list[StateChange] = []
         for tok in self.doc:
             lemma = tok.lemma_.lower()
-            under_way = _UNDER_WAY.get(lemma, '') if tok.tag_ == 'VBG' else ''
-            if (lemma not in _WORKING and not under_way) or tok.tag_ not in {'VBG', 'VBZ', 'VBP'} \
-                    or self._negated(tok) or self._asked(tok) or self._unreal(tok):
+            done = tok.tag_ == 'VBD' or (tok.tag_ == 'VBN' and any(c.lemma_ == 'have' for c in tok.children))
+            under_way = _UNDER_WAY.get(lemma, '') if tok.tag_ == 'VBG' else (_DONE.get(lemma, '') if done
+                                                                            else '')
+            working = lemma in _WORKING and tok.tag_ in {'VBG', 'VBZ', 'VBP'}
+            if not (working or under_way) or self._negated(tok) or self._asked(tok) or self._unreal(tok):
                 continue
             # (Its own subject first: "Javier: The tablet is charging" hangs the verb on the speaker.)
             # ("it's charging now": the thing "it" stands for.)
