@@ -547,6 +547,11 @@ def test_posture_verbs_the_tagger_reads_as_nouns(x: SpacyExtractor, text: str, c
     ('Kemi: The washer just finished.', {StateChange('washer', 'state', '', 'finished')}),
     ('The dishwasher has finished.', {StateChange('dishwasher', 'state', '', 'finished')}),
     ('I finished the dishwasher.', set()),
+    # An opening participle is done as its clause is: now, or later.
+    ("Marco: Opening the garage door again, I'm taking the car out.",
+     {StateChange('garage door', 'state', '', 'open')}),
+    ('Opening the window, I will air the room later.', set()),
+    ("While opening the window, I'm singing.", set()),
     ("I freed the robot vacuum and sent it back to its dock; it's charging now.",
      {StateChange('robot vacuum', 'state', 'free', 'charging'),
       StateChange('robot vacuum', 'location', '', 'dock')}),

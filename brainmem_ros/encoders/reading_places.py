@@ -50,6 +50,11 @@ class PlaceReading(MeasureReading):
         not planned ("I'm opening it later")."""
         now = any(c.dep_ == 'aux' and c.lemma_.lower() == 'be' and c.tag_ in {'VBP', 'VBZ'}
                   for c in tok.children)
+        if tok.tag_ == 'VBG' and tok.dep_ == 'advcl' and not now and tok.head.i != tok.i \
+                and not any(c.dep_ in {'nsubj', 'mark'} for c in tok.children):
+            # "Opening the garage door again, I'm taking the car out": done as the clause it
+            # opens is (not "after opening", "while opening": those say when).
+            now = PlaceReading._doing(tok.head)
         return tok.tag_ == 'VBG' and now and not any(c.lower_ in _LATER for c in tok.subtree)
 
     def _placement(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
