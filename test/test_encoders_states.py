@@ -391,7 +391,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('umbrella', 'location', '', 'wall'), StateChange('umbrella', 'state', '', 'wet')}),
     # (the participle was read as the room's verb, and the room was "open")
     ('a sunny living room with the window blinds raised open',
-     {StateChange('window blind', 'location', '', 'sunny living room')}),
+     {StateChange('window blind', 'location', '', 'sunny living room'),
+      StateChange('window blind', 'state', '', 'open')}),
+    ('a hallway with the front door left open',
+     {StateChange('front door', 'location', '', 'hallway'), StateChange('front door', 'state', '', 'open')}),
     # Worn is had, by whoever the participle's clause is about.
     ('a boy riding a blue bicycle along a street, wearing a white helmet',
      {StateChange('white helmet', 'location', '', 'boy')}),

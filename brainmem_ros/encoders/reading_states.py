@@ -150,6 +150,8 @@ class StateReading(PlaceReading):
             things = self._things([c for c in verb.children if c.dep_ in {'nsubj', 'nsubjpass'}], names)
             if things:
                 return names[things[0].i]
+            if verb.dep_ == 'acl' and verb.head.i in names and verb.head.i < verb.i:
+                return names[verb.head.i]  # "a hallway with the front door left open"
         if tok.head.i in names and tok.head.i < tok.i and self.heads.get(tok.head.i) == tok.head.i:
             return names[tok.head.i]  # "door ajar" hung on the door
         # The subject of the word, of its auxiliary ("the printer is jammed" hung on "is"), or of
