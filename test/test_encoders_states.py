@@ -523,7 +523,7 @@ def test_next_to_is_where_a_thing_rests(x: SpacyExtractor) -> None:
     ('Leo: I cracked the bedroom window open again this morning.',
      StateChange('bedroom window', 'state', 'cracked', 'open')),
 ])
-def test_posture_verbs_the_tagger_reads_as_nouns(x: SpacyExtractor, text: str, change: StateChange) -> None:
+def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: StateChange) -> None:
     changes = _changes(x, text)
     assert change in changes
     assert not any(c.object.endswith(('lying', 'rests', 'resting', 'open')) or c.object == 'bathroom'

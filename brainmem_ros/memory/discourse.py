@@ -84,23 +84,18 @@ def _thing_of(before: MemoryUnit) -> str:
         return placed[-1].entity
     things = [e.name for e in before.entities if e.type not in ('person', 'place')]
     who = speaker(before.text)
-    for sentence in _SENTENCE.findall(before.text):
-        if sentence.strip().endswith('?'):
-            words = text_words(sentence)
-            if who and words[:1] == [who]:
-                words = words[1:]  # "Ines: Did you close ...": the speaker's name is no thing
-            found = [(at[0], name) for name in things if (at := find_name(words, name_words(name)))]
-            if found:
-                return min(found)[1]
+    for sentence in _sentences(before.text, asked=True):
+        # "Ines: Did you close ...": the speaker's name is no thing.
+        words = sentence[1:] if who and sentence[:1] == [who] else sentence
+        found = [(at[0], name) for name in things if (at := find_name(words, name_words(name)))]
+        if found:
+            return min(found)[1]
     return said[-1].entity if said else ''
 
 
 def _state_after_pronoun(unit: MemoryUnit) -> str:
     """The state a statement of ``unit`` gives "it" ("it's still open", "it is off now"), or ''."""
-    for sentence in _SENTENCE.findall(unit.text):
-        if sentence.strip().endswith('?'):
-            continue
-        words = text_words(sentence)
+    for words in _sentences(unit.text, asked=False):
         for i, word in enumerate(words):
             j = i + 1 if word == "it's" else i + 2 if word == 'it' and words[i + 1:i + 2] == ['is'] else 0
             while 0 < j < len(words) and words[j] in _STILL:
@@ -116,14 +111,16 @@ def _place_after_pronoun(unit: MemoryUnit) -> tuple[str, bool]:
     preposition of place, or '' (a question, a negation or a plan names none); and whether
     the pronoun was "mine"."""
     names = [e.name for e in unit.entities if e.type != 'person']
-    for sentence in _SENTENCE.findall(unit.text):
-        if sentence.strip().endswith('?'):
-            continue
-        words = text_words(sentence)
+    for words in _sentences(unit.text, asked=False):
         for i, word in enumerate(words):
             if word in _PRONOUNS | _MINE and (place := _place_from(words, i, names)):
                 return place, word in _MINE
     return '', False
+
+
+def _sentences(text: str, *, asked: bool) -> list[list[str]]:
+    """The words of each sentence of ``text`` that asks (``asked``) or that does not."""
+    return [text_words(s) for s in _SENTENCE.findall(text) if s.strip().endswith('?') == asked]
 
 
 def _place_from(words: list[str], i: int, names: list[str]) -> str:
