@@ -268,6 +268,16 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
     return sorted(found) if found or not fallback else closest(words, head, key_words)
 
 
+def container_keys(name: str) -> list[str]:
+    """The keys of the containers named by exactly ``name`` ("basil pot", "basil jar", ...).
+
+    >>> container_keys('the basil')[:2]
+    ['basil bag', 'basil basket']
+    """
+    key = entity_key(name)
+    return sorted(entity_key(f'{key} {c}') for c in _CONTAINERS) if key else []
+
+
 def holding(head: str, keys: Sequence[str]) -> list[str]:
     """The one key of a container named by ``head``, what it holds ("basil pot" for "basil",
     "grocery bag" for "groceries"), or none. For a name no key matches otherwise.

@@ -14,6 +14,7 @@ from typing import Any
 
 from brainmem_ros.memory.entity_names import (
     aliases,
+    container_keys,
     entity_key,
     holding,
     placed_first,
@@ -66,16 +67,15 @@ def keys_by_name(query: Query, names: Sequence[str]) -> dict[str, list[str]]:
 
 
 def with_containers(query: Query, name: str, keys: list[str]) -> list[str]:
-    """``keys`` (those ``name`` refers to) and the one container named by what it holds ("the
-    basil": also the basil pot it was moved in before it was named alone), after them."""
-    key = entity_key(name)
-    if not keys or not key:
+    """``keys`` (those ``name`` refers to) and, after them, the one container named by exactly
+    what it holds ("the basil": also the basil pot it was moved in before it was named alone;
+    a "laptop bag" holds some laptop, not the silver laptop). One indexed lookup."""
+    if not keys:
         return keys
-    found: dict[str, set[str]] = {name: set()}
-    _held(query, {name: key}, found)
-    # Only a container named by exactly the thing ("basil pot" for "basil"; a "laptop bag"
-    # holds some laptop, not the silver laptop).
-    return keys + sorted(k for k in found[name] - set(keys) if k.rsplit(' ', 1)[0] == key)
+    named = container_keys(name)
+    held = [r[0] for r in query(f'SELECT DISTINCT entity FROM facts WHERE entity IN ({qmarks(len(named))})',
+                                named)] if named else []
+    return keys + held if len(held) == 1 and held[0] not in keys else keys
 
 
 def _held(query: Query, unmatched: dict[str, str], found: dict[str, set[str]]) -> None:
