@@ -550,6 +550,7 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
     ('Kemi: The washer just finished.', {StateChange('washer', 'state', '', 'finished')}),
     ('The dishwasher has finished.', {StateChange('dishwasher', 'state', '', 'finished')}),
     ('I finished the dishwasher.', set()),
+    ("I'm charging the phone.", {StateChange('phone', 'state', '', 'charging')}),  # not charged yet
     # An opening participle is done as its clause is: now, or later.
     ("Marco: Opening the garage door again, I'm taking the car out.",
      {StateChange('garage door', 'state', '', 'open')}),

@@ -40,7 +40,7 @@ _LEVEL_VERBS = _SETTING_VERBS | {'switch', 'put'}
 _WORKING = frozenset({'show', 'display', 'play', 'glow', 'shine', 'blare', 'stream'})
 # What a device in the middle of it is: "the dishwasher's still running", "a tablet charging
 # on the shelf" (a state of its own, which ends when the device says otherwise).
-_UNDER_WAY = {'run': 'running', 'charge': 'charging'}
+IN_PROGRESS = {'run': 'running', 'charge': 'charging'}
 # What a device that has done it is: "the washer just finished", "the dishwasher has finished".
 _DONE = {'finish': 'finished', 'complete': 'finished'}
 
@@ -68,7 +68,7 @@ class MeasureReading(SceneReading):
         for tok in self.doc:
             lemma = tok.lemma_.lower()
             done = tok.tag_ == 'VBD' or (tok.tag_ == 'VBN' and any(c.lemma_ == 'have' for c in tok.children))
-            under_way = _UNDER_WAY.get(lemma, '') if tok.tag_ == 'VBG' else (_DONE.get(lemma, '') if done
+            under_way = IN_PROGRESS.get(lemma, '') if tok.tag_ == 'VBG' else (_DONE.get(lemma, '') if done
                                                                             else '')
             working = lemma in _WORKING and tok.tag_ in {'VBG', 'VBZ', 'VBP'}
             if not (working or under_way) or self._negated(tok) or self._asked(tok) or self._unreal(tok):

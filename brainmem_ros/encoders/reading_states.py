@@ -17,6 +17,7 @@ from brainmem_ros.encoders.reading_base import (
     has_object,
     indefinite,
 )
+from brainmem_ros.encoders.reading_measures import IN_PROGRESS
 from brainmem_ros.encoders.reading_places import PlaceReading
 from brainmem_ros.memory.types import StateChange, normalise_name
 
@@ -208,6 +209,8 @@ class StateReading(PlaceReading):
             attribute, value = 'state', 'running'  # "started the dishwasher"
         elif lemma in self.states and (word.endswith('ed') or word not in self.states):
             attribute, value = 'state', lemma
+        elif tok.tag_ == 'VBG' and lemma in IN_PROGRESS:
+            attribute, value = 'state', IN_PROGRESS[lemma]  # "I'm charging the phone": not charged yet
         elif tok.tag_ == 'VBG' and (done := next((f for f in (lemma + 'd', lemma + 'ed')
                                                   if f in self.states), '')):
             attribute, value = 'state', done  # "closing the door": closed
