@@ -164,6 +164,9 @@ def test_goal_phrase_wins_over_resting_phrases(x: SpacyExtractor, text: str, cha
     ('Mr Okafor asked for his newspaper, so I fetched it from the porch.',
      {StateChange('newspaper', 'location', 'porch', 'held')}),
     ('I wiped down the mirror and it is clean now.', {StateChange('mirror', 'state', '', 'clean')}),
+    # "its door" is the door of the thing named before it.
+    ('I switched the oven off and left its door slightly open so it could cool.',
+     {StateChange('oven', 'power', '', 'off'), StateChange('oven door', 'state', '', 'slightly open')}),
     # How far something is open is no thing: "it" is the door.
     ('The patio door was open a crack; I slid it shut.', {StateChange('patio door', 'state', '', 'shut')}),
     # A household name with a verb form in it is one thing; what is emptied stays where it is.

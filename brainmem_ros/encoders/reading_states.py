@@ -113,7 +113,20 @@ class StateReading(PlaceReading):
                 self.heads[i] = head
                 if world:
                     names[i] = name
+        self._name_parts(names)
         return names, own
+
+    def _name_parts(self, names: dict[int, str]) -> None:
+        """"its door" after "the washer": the washer door (a part is named by its thing)."""
+        for its in (t for t in self.doc if t.lower_ == 'its' and t.dep_ == 'poss' and t.head.i in names):
+            thing = next((p for p in reversed(self.doc[:its.i]) if p.i in names and self.heads.get(p.i) == p.i
+                          and p.dep_ in {'nsubj', 'nsubjpass', 'dobj'} and (
+                              p.pos_ == 'NOUN' or NOUN_TYPES.get(p.lemma_.lower()) not in (None, 'person'))),
+                         None)
+            if thing is not None and names[thing.i] != names[its.head.i]:
+                part = names[its.head.i]
+                for i in [i for i, n in names.items() if n == part and self.heads.get(i) == its.head.i]:
+                    names[i] = f'{names[thing.i]} {part}'
 
     def _switched(self, names: dict[int, str]) -> list[StateChange]:
         """A thing switched on or off by a verb with no object: "a floor lamp switched on".
