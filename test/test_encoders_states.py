@@ -561,7 +561,7 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
     ("While opening the window, I'm singing.", set()),
     ("I freed the robot vacuum and sent it back to its dock; it's charging now.",
      {StateChange('robot vacuum', 'state', 'free', 'charging'),
-      StateChange('robot vacuum', 'location', '', 'dock')}),
+      StateChange('robot vacuum', 'location', '', 'robot vacuum dock')}),  # "its dock"
     ('Is the washing machine running?', set()),
     # A preposition's object never comes after a comma: "on" is the switch's particle.
     ("Ayo: I've put the washing machine on, cotton cycle.",
