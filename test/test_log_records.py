@@ -82,6 +82,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('light.porch: off (timer)', {('porch light', 'power', 'off')}),
     ('switch.kitchen_light: on', {('kitchen light', 'power', 'on')}),
     ('binary_sensor.garage_door: closed', {('garage door', 'state', 'closed')}),
+    # An entity id's value is its state, whatever the word; a "_status" suffix names no thing.
+    ('sensor.ev_charger_status: charging', {('ev charger', 'state', 'charging')}),
     # A device's kind names it, unless its name ends in a device ("floor lamp").
     ('state_changed entity_id=light.hallway_ceiling old_state=on new_state=off',
      {('hallway ceiling light', 'power', 'off')}),
@@ -127,6 +129,7 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
 
 
 @pytest.mark.parametrize('text', [
+    'sensor.kitchen_temperature: unavailable',  # no value, no state
     'detector | person 0.97 | bbox (10,20,30,40)',  # a detection with no place and no state
     'rejected: cat (0.18) below threshold',
     '[nav2] navigating to kitchen | eta=12s',

@@ -51,8 +51,11 @@ from brainmem_ros.encoders.record_fields import (
     split_fields,
 )
 from brainmem_ros.encoders.record_merge import PROCESS_STATES
-from brainmem_ros.encoders.record_names import RECORD_PLACE_PREPS, RecordNames
+from brainmem_ros.encoders.record_names import RECORD_PLACE_PREPS, RecordNames, entity_id
 from brainmem_ros.memory.types import StateChange
+
+# What software writes where it has no value: no state of the thing.
+_NO_VALUE = frozenset({'unavailable', 'unknown', 'none', 'null', 'nan', 'undefined'})
 
 # Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a
 # bracket, a word in capitals or a measure's key before its number ("temp 21 C"). Prose
@@ -227,7 +230,9 @@ class RecordReader(RecordNames):
         if key in MEASURES and holder and _READING.match(value.strip()):
             return [StateChange(holder, MEASURES[key], '', value.strip())]
         thing = self.thing(key) if key not in ROLE_KEYS | CALL_KEYS else ''
-        return self._state(thing, value) if thing else []
+        # A home-automation entity's value is its state, whatever the word ("vacuum.robot_vac:
+        # cleaning").
+        return self._state(thing, value, keyed=entity_id(key)) if thing else []
 
     def _state(self, thing: str, value: str, *, keyed: bool = False, process: bool = False
                ) -> list[StateChange]:
@@ -245,8 +250,8 @@ class RecordReader(RecordNames):
         degree, _, state = word.replace('-', '_').partition('_')
         if degree in PARTIAL and state in self.states and state not in POWER:
             return [StateChange(thing, 'state', '', f'{degree} {state}')]  # "pred=half_open"
-        if (word not in self.states and not (keyed and word.isalpha() and word not in ROLE_KEYS)) \
-                or (word in PROCESS_STATES and not process):
+        named = keyed and word.isalpha() and word not in ROLE_KEYS | _NO_VALUE
+        if (word not in self.states and not named) or (word in PROCESS_STATES and not process):
             return []
         return [StateChange(thing, 'power' if word in POWER else 'state', '', word)]
 
@@ -274,7 +279,7 @@ class RecordReader(RecordNames):
             left = ' '.join(words)
             thing = self.tail_thing(left)
             if not got and thing:
-                got = self._state(thing, right)
+                got = self._state(thing, right, keyed=entity_id(left))
             measure = thing.rsplit(' ', 1)
             if not got and len(measure) == 2 and measure[1] in MEASURES:
                 got = self._reading(measure[1], right, measure[0])  # "sensor.fridge_temperature: 4.2 °C"

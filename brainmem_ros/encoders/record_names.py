@@ -18,6 +18,12 @@ from brainmem_ros.memory.types import normalise_name
 
 CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
 _DOTTED = re.compile(r'^([a-z]+(?:_[a-z]+)*)\.([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$')  # "switch.kitchen_light"
+_STATUS_SUFFIX = re.compile(r'(?<=[a-z0-9])_(?:status|state)$')
+
+
+def entity_id(text: str) -> bool:
+    """``text`` is a home-automation entity id ("vacuum.robot_vac"), whose value is its state."""
+    return bool(_DOTTED.match(text.strip().rstrip(':')))
 # A label after a name: a number, a letter with a number, or a capital letter ("shelf C", "bay 4B").
 CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?|[A-Z])$')
 _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
@@ -64,6 +70,7 @@ class RecordNames:
             text = call.group(1)
         if dotted := _DOTTED.match(text):  # "light.porch" (the porch light), "lock.front_door"
             kind, name = dotted.groups()
+            name = _STATUS_SUFFIX.sub('', name)  # "sensor.ev_charger_status": the EV charger
             where = NOUN_TYPES.get(name.replace('_', ' ')) == 'place' or all(
                 NOUN_TYPES.get(w) == 'place' for w in name.split('_'))
             # A device kind names the thing unless its name ends in a device of its own:
