@@ -84,13 +84,15 @@ def _verb(fields: list[Field]) -> str:
     record's leading field ("TASK#416 close")."""
     for key, value in fields:
         if key in _VERB_KEYS and value.strip():
-            verb = value.strip().lower().split('.')[-1]
-            # "task=deliver_keys": the verb and its thing.
-            return verb if verb in _DONE_STATES else verb.split('_')[0]
+            return _bare_verb(value.strip().lower().split('.')[-1])
     if fields and fields[0][0] is None and fields[0][1].split():
-        verb = fields[0][1].split()[-1].lower().rstrip(':')
-        return verb if verb in _DONE_STATES else verb.split('_')[0]  # "task fetch_object"
+        return _bare_verb(fields[0][1].split()[-1].lower().rstrip(':'))
     return ''
+
+
+def _bare_verb(word: str) -> str:
+    """"deliver_keys", "fetch_object": the verb without its thing ("turn_off" stays whole)."""
+    return word if word in _DONE_STATES else word.split('_', 1)[0]
 
 
 def undone(fields: Sequence[Field]) -> bool:

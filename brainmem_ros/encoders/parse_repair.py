@@ -63,10 +63,15 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     return doc
 
 
+def _adopt_left(old: Token, new: Token) -> None:
+    """``old``'s words before ``new`` hang on ``new``: "a red" are the helmet's, not "lying"'s."""
+    for child in list(old.children):
+        if child.i < new.i:
+            child.head = new
+
+
 def _rehang(verb: Token, thing: Token, *, participle: bool) -> None:
-    for child in list(verb.children):
-        if child.i < thing.i:
-            child.head = thing  # "a red": the thing's words, not the verb's
+    _adopt_left(verb, thing)
     if thing.pos_ not in {'NOUN', 'PROPN'}:
         thing.pos_, thing.tag_ = 'NOUN', 'NN'  # "the lasagne resting": tagged an adjective
     if participle:
@@ -92,9 +97,7 @@ def _mend_results(doc: Doc) -> None:
         if thing.head.i != tok.i or thing.dep_ != 'compound' or thing.pos_ != 'NOUN':
             continue
         verb = tok.head
-        for child in list(tok.children):
-            if child.i < thing.i:
-                child.head = thing
+        _adopt_left(tok, thing)
         thing.head, thing.dep_ = verb, 'dobj'
         if doing:
             tok.head, tok.dep_ = thing, 'acl'
@@ -122,9 +125,7 @@ def _mend_scenes(doc: Doc) -> None:
                 or scene.pos_ not in {'NOUN', 'PROPN'}:
             continue
         scene.head, scene.dep_ = scene, 'ROOT'
-        for child in list(verb.children):
-            if child.i < scene.i:
-                child.head = scene
+        _adopt_left(verb, scene)
         verb.head, verb.dep_ = thing, 'acl'
         verb.tag_ = 'VBN' if verb.tag_ == 'VBD' else verb.tag_
 

@@ -19,11 +19,6 @@ from brainmem_ros.memory.types import normalise_name
 CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
 _DOTTED = re.compile(r'^([a-z]+(?:_[a-z]+)*)\.([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$')  # "switch.kitchen_light"
 _STATUS_SUFFIX = re.compile(r'(?<=[a-z0-9])_(?:status|state)$')
-
-
-def entity_id(text: str) -> bool:
-    """``text`` is a home-automation entity id ("vacuum.robot_vac"), whose value is its state."""
-    return bool(_DOTTED.match(text.strip().rstrip(':')))
 # A label after a name: a number, a letter with a number, or a capital letter ("shelf C", "bay 4B").
 CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?|[A-Z])$')
 _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
@@ -34,6 +29,11 @@ _LEADING = RECORD_PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'fr
 _CONTROLS = frozenset({'switch', 'plug', 'outlet', 'relay', 'socket'})
 # Verbs of seeing before a thing's name ("found car_keys at=hallway_console").
 _SIGHTED = frozenset({'found', 'seen', 'saw', 'spotted', 'detected', 'located', 'observed', 'noticed'})
+
+
+def entity_id(text: str) -> bool:
+    """``text`` is a home-automation entity id ("vacuum.robot_vac"), whose value is its state."""
+    return bool(_DOTTED.match(text.strip().rstrip(':')))
 
 
 class RecordNames:
