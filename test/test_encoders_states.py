@@ -65,6 +65,7 @@ def test_no_result_state_without_a_done_act(x: SpacyExtractor, text: str) -> Non
     ('The bathroom floor is clean now.', StateChange('bathroom floor', 'state', '', 'clean')),
     ('The kitchen light is on.', StateChange('kitchen light', 'power', '', 'on')),
     ('The umbrella stand in the hallway is empty.', StateChange('umbrella stand', 'state', '', 'empty')),
+    ('The kitchen sink is clogged.', StateChange('kitchen sink', 'state', '', 'clogged')),
 ])
 def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
@@ -86,6 +87,9 @@ def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> No
     ('The blue umbrella is leaning against the coat rack in the hallway.',
      StateChange('blue umbrella', 'location', '', 'coat rack')),
     ('The cat jumped onto the sofa.', StateChange('cat', 'location', '', 'sofa')),
+    # A plural that is also a verb's form is a thing after a copula ("cushions", "boxes").
+    ('The remote is between the sofa cushions.', StateChange('remote', 'location', '', 'sofa cushion')),
+    ('The toys are in the storage boxes.', StateChange('toy', 'location', '', 'storage box')),
 ])
 def test_places_with_compounds_kept_whole(x: SpacyExtractor, text: str, change: StateChange) -> None:
     got = _changes(x, text)
@@ -164,9 +168,16 @@ def test_goal_phrase_wins_over_resting_phrases(x: SpacyExtractor, text: str, cha
     ('Mr Okafor asked for his newspaper, so I fetched it from the porch.',
      {StateChange('newspaper', 'location', 'porch', 'held')}),
     ('I wiped down the mirror and it is clean now.', {StateChange('mirror', 'state', '', 'clean')}),
+    # What a verb of motion went to, for the verb joined to it; not a room, where it went.
+    ('I walked over to the lamp and switched it off.', {StateChange('lamp', 'power', '', 'off')}),
+    ('I rolled up to the front door and unlocked it.', {StateChange('front door', 'state', '', 'unlocked')}),
+    ('I went to the chair and moved it to the window.', {StateChange('chair', 'location', '', 'window')}),
+    ('I went to the kitchen and put it on the table.', set()),
     # "its door" is the door of the thing named before it.
     ('I switched the oven off and left its door slightly open so it could cool.',
      {StateChange('oven', 'power', '', 'off'), StateChange('oven door', 'state', '', 'slightly open')}),
+    # An opening interjection is no state of anything.
+    ('Fine, the window is open.', {StateChange('window', 'state', '', 'open')}),
     # How far something is open is no thing: "it" is the door.
     ('The patio door was open a crack; I slid it shut.', {StateChange('patio door', 'state', '', 'shut')}),
     # A household name with a verb form in it is one thing; what is emptied stays where it is.
@@ -292,6 +303,12 @@ def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     # What is set, not who sets it; a bare number a thing is set to.
     ('I set the thermostat to 21 degrees.', StateChange('thermostat', 'setting', '', '21 degrees')),
     ("Carlos: I've set the upstairs heating to 20.", StateChange('upstairs heating', 'setting', '', '20')),
+    # "to" hung on the verb's particle; a bare number a device is on.
+    ('I turned the thermostat up to 22.', StateChange('thermostat', 'setting', '', '22')),
+    ('The oven is on 180.', StateChange('oven', 'setting', '', '180')),
+    # The subject nearest the verb: not a speaker's opening word taken for one.
+    ('Carlos: Fine, the upstairs heating is on 22 now.',
+     StateChange('upstairs heating', 'setting', '', '22')),
     # An appliance set to a named level.
     ('I switched the bedroom heater on at the low setting.',
      StateChange('bedroom heater', 'setting', '', 'low')),

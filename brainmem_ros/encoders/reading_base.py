@@ -25,7 +25,7 @@ NOMINAL = frozenset({'NOUN', 'PROPN'})
 LEFT_MODIFIERS = frozenset({'compound', 'amod', 'nmod', 'npadvmod'})
 PLACE_PREPS = frozenset({'on', 'onto', 'in', 'into', 'at', 'to', 'inside', 'under', 'beside',
                           'behind', 'near', 'against', 'by', 'above', 'below', 'beneath',
-                          'underneath', 'atop', 'over'})
+                          'underneath', 'atop', 'over', 'between', 'among', 'alongside'})
 # Where a subject that does nothing to an object comes to rest ("the cat jumped onto the
 # sofa"); "to" and "at" also follow verbs of looking and talking ("looked at the table").
 RESTING_PREPS = PLACE_PREPS - {'to', 'at', 'over'}
@@ -156,7 +156,8 @@ def repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
     as_verb: set[int] = set()
     as_noun: set[int] = set()
     for sent in doc.sents:
-        has_verb = any(t.pos_ == 'VERB' for t in sent)
+        # (A copula that heads the clause is its verb: "the remote is behind the sofa cushions".)
+        has_verb = any(t.pos_ == 'VERB' or (t.pos_ == 'AUX' and t.dep_ == 'ROOT') for t in sent)
         first = sent[0]
         if (first.tag_ == 'NNP' and len(sent) > 2 and (sent[1].pos_ == 'DET' or sent[1].tag_ == 'RP')
                 and first.lower_ not in verbs and verb_base(first.lower_, verbs, irregular)):

@@ -123,21 +123,27 @@ class MeasureReading(SceneReading):
             value = sign + (f'{num.text} {unit.text.rstrip(".")}' if unit.i != num.i else num.text)
             holder = unit if unit.dep_ in {'pobj', 'attr', 'npadvmod', 'dobj', 'appos'} else num
             governor = holder.head
+            setting = False
             if holder.dep_ == 'pobj':
-                if governor.lower_ not in {'at', 'to'}:
+                setting = _on_a_number(holder)
+                if governor.lower_ not in {'at', 'to'} and not setting:
                     continue  # "for 20 minutes", "in 3 m"
                 governor = governor.head
+                if governor.dep_ == 'prt' and governor.head.lemma_.lower() in _SETTING_VERBS:
+                    governor = governor.head  # "turned the thermostat up to 22": the verb's particle
             if governor.i == holder.i:
                 continue
             attribute = 'level'
             subject: Token | None = governor
             if governor.pos_ in {'VERB', 'AUX'}:
-                if governor.lemma_.lower() != 'be':
+                if governor.lemma_.lower() != 'be' or setting:
                     attribute = 'setting'  # "set to 22 degrees", "turned the oven to 180"
                 # What is set, not who sets it: "I set the thermostat to 21 degrees".
+                # (The nearest subject: after a speaker's name the parser may take an opening
+                # word for one, "Carlos: Fine, the heating is on 22".)
                 before = [c for c in governor.children if c.i < holder.i]
                 subject = next((c for c in before if c.dep_ == 'dobj' and attribute == 'setting'), None) \
-                    or next((c for c in before if c.dep_ in {'nsubj', 'nsubjpass', 'dobj'}), None)
+                    or next((c for c in reversed(before) if c.dep_ in {'nsubj', 'nsubjpass', 'dobj'}), None)
                 if subject is None and governor.dep_ == 'acl':
                     subject = governor.head  # "thermostat set to 21 degrees"
                 elif subject is None and governor.dep_ == 'conj':
@@ -176,8 +182,12 @@ class MeasureReading(SceneReading):
                 return cand
         # A bare number a thing is set to: "set the upstairs heating to 20".
         verb = num.head.head
+        if verb.dep_ == 'prt':
+            verb = verb.head
         if num.dep_ == 'pobj' and num.head.lower_ == 'to' and verb.lemma_.lower() in _SETTING_VERBS \
                 and not any(c.dep_ in {'prep', 'pobj'} or c.pos_ in NOMINAL for c in num.children):
+            return num
+        if _on_a_number(num):
             return num
         if num.dep_ == 'dobj' and num.head.lemma_.lower() in _SHOWING_VERBS and not any(
                 c.pos_ in NOMINAL for c in num.children) and any(
@@ -190,3 +200,10 @@ class MeasureReading(SceneReading):
         """"temperature", "level": what is measured, not a unit (a number before it is
         its value: "temperature 4 C")."""
         return tok.dep_ in {'ROOT', 'nsubj'} and any(c.dep_ == 'compound' for c in tok.children)
+
+
+def _on_a_number(num: Token) -> bool:
+    """"the heating is on 22", "the oven's on 180": a bare number a device is on is its setting."""
+    prep = num.head
+    return num.dep_ == 'pobj' and prep.lower_ == 'on' and prep.head.lemma_.lower() == 'be' \
+        and not any(c.pos_ in NOMINAL or c.dep_ == 'prep' for c in num.children)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from brainmem_ros.encoders.lexicon import NOUN_TYPES
 from brainmem_ros.encoders.reading_base import PLACE_PREPS
 from brainmem_ros.encoders.reading_outcome import OutcomeReading
 
@@ -29,6 +30,8 @@ QUANTITIES = frozenset({'pile', 'stack', 'heap', 'bunch', 'pair', 'set', 'group'
 # Dependencies of a word that names the clause's participants, where an antecedent is sought
 # (and the object of a preposition that names no place: "asked for his newspaper").
 _ARGUMENTS = frozenset({'nsubj', 'nsubjpass', 'dobj', 'obj', 'appos', 'attr', 'pobj'})
+# Prepositions of where a verb of motion went ("walked over to the lamp").
+_TOWARDS = frozenset({'to', 'towards', 'toward', 'up to'})
 # Prepositions of places and sources: what they name is where, not what ("put it on the table").
 _PLACES = PLACE_PREPS | {'from', 'of', 'out', 'off', 'through', 'across', 'along', 'around'}
 
@@ -89,6 +92,13 @@ class MentionReading(OutcomeReading):
         verb = pronoun.head
         if pronoun.dep_ in {'dobj', 'obj'} and verb.dep_ == 'conj':
             first = [c for c in verb.head.children if c.dep_ in {'dobj', 'obj'} and c.i < pronoun.i]
+            if not first:
+                # "went over to the lamp and switched it off": the first verb has no thing of its
+                # own, and what it went to is what the second acts on (a room is where it went:
+                # "went to the kitchen and put it on the table" is about something else).
+                first = [o for p in verb.head.children if p.dep_ == 'prep' and p.lower_ in _TOWARDS
+                         for o in p.children if o.dep_ == 'pobj' and o.i in names
+                         and NOUN_TYPES.get(o.lemma_.lower()) != 'place']
             if first:
                 things = self._things(first, names)
                 return things if self._agrees(things, plural) else []

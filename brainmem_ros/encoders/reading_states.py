@@ -48,7 +48,7 @@ class StateReading(PlaceReading):
                 continue  # "Is the back door locked?" states nothing
             word = tok.lower_
             if word in self.states and tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} and not (
-                    tok.dep_ == 'amod' and tok.head.i > tok.i) \
+                    tok.dep_ == 'amod' and tok.head.i > tok.i) and tok.dep_ != 'intj' \
                     and not any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children) \
                     and not self._moved_into_state(tok) \
                     and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
