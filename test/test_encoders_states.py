@@ -66,6 +66,8 @@ def test_no_result_state_without_a_done_act(x: SpacyExtractor, text: str) -> Non
     ('The kitchen light is on.', StateChange('kitchen light', 'power', '', 'on')),
     ('The umbrella stand in the hallway is empty.', StateChange('umbrella stand', 'state', '', 'empty')),
     ('The kitchen sink is clogged.', StateChange('kitchen sink', 'state', '', 'clogged')),
+    ('The fridge door was left ajar.', StateChange('fridge door', 'state', '', 'ajar')),
+    ('I emptied the trash can.', StateChange('trash can', 'state', '', 'empty')),
 ])
 def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
@@ -90,6 +92,11 @@ def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> No
     # A plural that is also a verb's form is a thing after a copula ("cushions", "boxes").
     ('The remote is between the sofa cushions.', StateChange('remote', 'location', '', 'sofa cushion')),
     ('The toys are in the storage boxes.', StateChange('toy', 'location', '', 'storage box')),
+    # A compartment of a thing is named by the thing; a side or corner is the thing.
+    ('I found the scissors in the drawer of the desk.',
+     StateChange('scissors', 'location', '', 'desk drawer')),
+    ('The towels are on the bottom shelf of the closet.',
+     StateChange('towel', 'location', '', 'closet bottom shelf')),
 ])
 def test_places_with_compounds_kept_whole(x: SpacyExtractor, text: str, change: StateChange) -> None:
     got = _changes(x, text)
@@ -359,6 +366,12 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # In a sentence with a verb, a participle of posture still places its thing.
     ('I found the cat sleeping on the ironing board.', {StateChange('cat', 'location', '', 'ironing board')}),
     # Handed, held: with the person.
+    ('Maria has the car keys.', {StateChange('car key', 'location', '', 'maria')}),
+    ('Maria has got the keys.', {StateChange('key', 'location', '', 'maria')}),
+    ('The keys are with Maria.', {StateChange('key', 'location', '', 'maria')}),
+    # A person with another is where both are; a cold is no thing.
+    ('Grandma is with the doctor in the kitchen.', {StateChange('grandma', 'location', '', 'kitchen')}),
+    ('Tom has a cold.', set()),
     ('I handed the scissors to Omar.', {StateChange('scissors', 'location', '', 'omar')}),
     ('Priya carrying the laundry basket up the stairs',
      {StateChange('laundry basket', 'location', '', 'priya')}),

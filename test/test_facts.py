@@ -591,6 +591,10 @@ def test_a_pronoun_stands_for_the_thing_talked_about_turns_before(mem: BrainMem)
     mem.store("Tom: It's in the kitchen.", stamp=T0 + 50 * H + 300, episode_id=ep)
     assert mem.state_of('samovar', attribute='location')[0].value == 'kitchen'
     assert mem.state_of('tambourine', attribute='location')[0].value == 'piano bench'
+    # "the drawer of my nightstand" is the nightstand's drawer.
+    mem.store('Tom: The spare key was on the desk.', stamp=T0 + 50 * H + 360, episode_id=ep)
+    mem.store("Tom: I'm putting it in the drawer of my nightstand.", stamp=T0 + 50 * H + 420, episode_id=ep)
+    assert mem.state_of('spare key', attribute='location')[0].value == 'nightstand drawer'
 
 
 def test_mine_is_the_speakers_own_thing_of_the_kind_talked_about(mem: BrainMem) -> None:

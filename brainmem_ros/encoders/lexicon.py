@@ -159,6 +159,9 @@ COMPOUND_MODIFIERS = frozenset(_rule_list('compound_modifiers'))
 PARTS = frozenset(_rule_list('parts'))
 PART_OWNER_TYPES = frozenset(_rule_list('part_owner_types'))
 NOT_ENTITIES = frozenset(_rule_list('not_entities'))
+#: Places inside or on a thing that are places of their own: "the drawer of the desk" is the
+#: desk drawer (a corner of the desk is the desk).
+COMPARTMENTS = frozenset({'drawer', 'shelf', 'compartment', 'pocket', 'door', 'rack', 'tray', 'basket'})
 #: Robot-relevant verbs in base form (regular inflections derived by ``verb_forms``).
 VERBS = frozenset(_rule_list('verbs'))
 NON_ACTION_VERBS = frozenset(_rule_list('non_action_verbs'))

@@ -69,9 +69,12 @@ class EntityReading(ActionReading):
                 and self._keeps_left(self.doc[tok.i - 1], tok)):
             return True  # "corridor B": the code is the head
         word = tok.lower_.rstrip('.')
-        if ((word in self.stop or tok.lemma_.lower() in self.stop) and tok.tag_ != 'MD') \
+        can = word == 'can' and tok.pos_ == 'NOUN' and tok.i > 0 and self._nominal(tok.nbor(-1))
+        if ((word in self.stop or tok.lemma_.lower() in self.stop) and tok.tag_ != 'MD' and not can) \
                 or not any(c.isalpha() for c in word):
-            return False  # a "modal" here is a noun by repairs ("the watering can is")
+            # A "modal" here is a noun by repairs ("the watering can is"), and so is "can" the
+            # tagger calls a noun after one ("emptied the trash can").
+            return False
         if '=' in word or (word in self.states and any(c.dep_ == 'nsubj' for c in tok.children)):
             return False  # "y=-3.1": a reading; "freezer door ajar": a state of the door
         return not self._gerund_action(tok) and not self._skill_action(tok)

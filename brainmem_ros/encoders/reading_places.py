@@ -122,6 +122,13 @@ class PlaceReading(MeasureReading):
                 word = 'beside'  # "lying next to the bed": where it rests, not where it goes
             if word == 'out' and any(c.lower_ == 'of' for c in outer.children):
                 word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
+            if word == 'with':
+                # "the keys are with Maria": she has them (not "the box with the lid"; a person
+                # with another is where they both are).
+                if copula and not after and not any(_person(m) for m in movers):
+                    after = next((names[o.i] for o in outer.children if o.dep_ == 'pobj' and o.i in names
+                                  and _person(o)), '')
+                continue
             if not transitive and not copula and word not in RESTING_PREPS:
                 continue  # "looked at the table", "talked to Anna": no place of the subject
             if word == 'from' and not done and goal is None:
@@ -155,8 +162,9 @@ class PlaceReading(MeasureReading):
         hugging a teddy bear": a person who holds or carries a thing has it, wherever the two are.
         So does who speaks of what "I have" ("Zoe: I've got the tablet now")."""
         lemma, mine = self._verb_lemma(tok), self._said_by_speaker(tok)
-        having = mine and lemma in {'have', 'get'} and (tok.tag_ == 'VBP' or (
-            tok.tag_ == 'VBN' and any(c.dep_ == 'aux' and c.lemma_.lower() == 'have' for c in tok.children)))
+        # "I've got the tablet", "Maria has the car keys" (not "had": when it went on is unsaid).
+        got = tok.tag_ == 'VBN' and any(c.dep_ == 'aux' and c.lemma_.lower() == 'have' for c in tok.children)
+        having = (lemma == 'have' and tok.tag_ in {'VBP', 'VBZ'}) or (lemma == 'get' and got)
         # "Leo took the umbrella": whoever took it has it, unless it went somewhere (below).
         took = lemma in _TOOK and tok.tag_ in {'VBD', 'VBN'}
         holding = lemma in _HOLDING and tok.tag_ in {'VBG', 'VBZ', 'VBP', 'VBD'}
@@ -166,8 +174,7 @@ class PlaceReading(MeasureReading):
         holders = [c for c in tok.children if c.dep_ == 'nsubj'] + ([tok.head] if tok.dep_ == 'acl' else [])
         if tok.dep_ == 'advcl' and tok.head.dep_ == 'acl':
             holders.append(tok.head.head)  # "a boy riding a bicycle, wearing a helmet"
-        people = [names[c.i] for c in holders if c.i in names and (
-            c.pos_ == 'PROPN' or NOUN_TYPES.get(c.lemma_.lower()) == 'person')]  # "a girl hugging a teddy"
+        people = [names[c.i] for c in holders if c.i in names and _person(c)]  # "a girl hugging a teddy"
         people += [self.speaker] if mine else []
         # Not a second "object" after a phrase of the verb's ("carrying a box up a staircase",
         # which the parser may read as a second object).
@@ -178,7 +185,9 @@ class PlaceReading(MeasureReading):
             # "a person carrying a laptop into the office", "Noor took the tablet up to her room":
             # the office, where it is going.
             return []
-        things = self._things([c for c in tok.children if c.dep_ == 'dobj' and c.i < phrase], names)
+        objects = [c for c in tok.children if c.dep_ == 'dobj' and c.i < phrase]
+        things = [t for t in self._things(objects, names)
+                  if not (having and t.lower_ in self.states)]  # "Tom has a cold" has no thing
         return [StateChange(names[t.i], 'location', '', people[0]) for t in things] if people else []
 
     def _said_by_speaker(self, tok: Token) -> bool:
@@ -225,3 +234,8 @@ class PlaceReading(MeasureReading):
                 elif child.i in names and names[child.i] == names.get(thing.i):
                     things.append(child)  # another word of the same name ("the kitchen counter")
         return goals
+
+
+def _person(tok: Token) -> bool:
+    """``tok`` names a person: a name, or a noun for one ("her grandmother")."""
+    return tok.pos_ == 'PROPN' or NOUN_TYPES.get(tok.lemma_.lower()) == 'person'

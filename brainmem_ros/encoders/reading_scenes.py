@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from brainmem_ros.encoders.lexicon import COMPARTMENTS
 from brainmem_ros.encoders.reading_base import POWER, RESTING_PREPS, determined, has_object
 from brainmem_ros.encoders.reading_mentions import MentionReading
 from brainmem_ros.memory.types import StateChange
@@ -160,6 +161,12 @@ class SceneReading(MentionReading):
             if obj.dep_ != 'pobj':
                 continue
             bare = not determined(obj) or obj.lemma_.lower() in _PARTS
+            if obj.i in names and obj.lemma_.lower() in COMPARTMENTS:
+                # "in the drawer of my nightstand": the nightstand drawer, a place of its own.
+                of = next((g for c in obj.children if c.dep_ == 'prep' and c.lower_ == 'of'
+                           for g in c.children if g.dep_ == 'pobj' and g.i in names), None)
+                if of is not None and names[of.i] != names[obj.i]:
+                    return f'{names[of.i]} {names[obj.i]}'
             if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
                 return names[obj.i]
             for inner in obj.children:  # a bare noun with "of" makes a preposition

@@ -47,7 +47,9 @@ class StateReading(PlaceReading):
             if self._asked(tok):
                 continue  # "Is the back door locked?" states nothing
             word = tok.lower_
-            if word in self.states and tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} and not (
+            # (A state the parser calls a noun after "left": "the fridge door was left ajar".)
+            stated = tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} or tok.dep_ == 'oprd'
+            if word in self.states and stated and not (
                     tok.dep_ == 'amod' and tok.head.i > tok.i) and tok.dep_ != 'intj' \
                     and not any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children) \
                     and not self._moved_into_state(tok) \

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from brainmem_ros.encoders.lexicon import COMPARTMENTS
 from brainmem_ros.memory.entity_names import DETERMINERS, find_name, name_words, speaker, text_words
 from brainmem_ros.memory.facts import CONFIDENCE, HOLDER, LOCATION, Claim, claims_of
 from brainmem_ros.memory.types import MemoryUnit
@@ -136,6 +137,21 @@ def _place_from(words: list[str], i: int, names: list[str]) -> str:
             target = name_words(name)
             if target and find_name(words[k:k + len(target)], target) == (0, len(target)) \
                     and not _NOT_SO.search(clause):
-                return name
+                return _whole_of(words, k + len(target), name, names)
         return ''
     return ''
+
+
+def _whole_of(words: list[str], k: int, part: str, names: list[str]) -> str:
+    """"the drawer of my nightstand": the nightstand drawer, when ``part`` (named up to word
+    ``k``) is a compartment and "of" a thing follows; else ``part``."""
+    if part.rsplit(maxsplit=1)[-1] not in COMPARTMENTS or words[k:k + 1] != ['of']:
+        return part
+    k += 1
+    while k < len(words) and words[k] in DETERMINERS:
+        k += 1
+    for name in names:
+        target = name_words(name)
+        if name != part and target and find_name(words[k:k + len(target)], target) == (0, len(target)):
+            return f'{name} {part}'
+    return part
