@@ -68,6 +68,15 @@ def test_no_result_state_without_a_done_act(x: SpacyExtractor, text: str) -> Non
     ('The kitchen sink is clogged.', StateChange('kitchen sink', 'state', '', 'clogged')),
     ('The fridge door was left ajar.', StateChange('fridge door', 'state', '', 'ajar')),
     ('I emptied the trash can.', StateChange('trash can', 'state', '', 'empty')),
+    # "on" before a stretch of time is on.
+    ('The bathroom light has been on all night.', StateChange('bathroom light', 'power', '', 'on')),
+    # A thing that broke, by itself or not.
+    ('The vase fell off the shelf and broke.', StateChange('vase', 'state', '', 'broken')),
+    ('The bathroom mirror cracked.', StateChange('bathroom mirror', 'state', '', 'cracked')),
+    ('Tom broke the vase.', StateChange('vase', 'state', '', 'broken')),
+    # In the robot's own hand: held by the robot; in a speaker's: the speaker's.
+    ('The cup is in the gripper.', StateChange('cup', 'location', '', HELD)),
+    ('Ana: The ball is in my hand.', StateChange('ball', 'location', '', 'ana')),
 ])
 def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
@@ -231,6 +240,10 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'Sam switched off.',                      # a person is switched nothing
     'I put my coat on.',                      # worn, not switched on
     'I will start the dishwasher later.',
+    'Nobody closed the garage door.',         # no one did it
+    'No one has locked the back door.',
+    'No lights are on in the kitchen.',
+    'None of the windows are open.',
 ])
 def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

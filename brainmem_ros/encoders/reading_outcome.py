@@ -163,6 +163,8 @@ class OutcomeReading(EntityReading):
         if any(c.dep_ in {'aux', 'auxpass'} and any(g.dep_ == 'neg' for g in c.children)
                for c in tok.children):
             return True  # "did not get stuck": the parser hangs "not" on the auxiliary
+        if tok.dep_ in {'acomp', 'attr', 'advmod'} and self._negative_argument(tok.head):
+            return True  # "No lights are on", "nothing is open"
         return tok.dep_ in {'acomp', 'attr'} and self._negated(tok.head)
 
     def _negative_argument(self, tok: Token) -> bool:

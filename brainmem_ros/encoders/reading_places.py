@@ -134,7 +134,7 @@ class PlaceReading(MeasureReading):
             if word == 'from' and not done and goal is None:
                 continue  # "watches the door from the rug", "a tower out of blocks"
             destination = destination or word in PLACE_PREPS
-            target = self._place_of(prep, names)
+            target = self._place_of(prep, names) or self._gripped(prep, word)
             if not target or target in mover_names:
                 continue
             if word == 'from':
@@ -156,6 +156,15 @@ class PlaceReading(MeasureReading):
             return []
         return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
             names[m.i] for m in movers)]
+
+    def _gripped(self, prep: Token, word: str) -> str:
+        """:data:`HELD` for a place in the robot's own hand ("the cup is in the gripper"), or the
+        speaker's for "my hand" in what a person says; else ''."""
+        hand = next((o for o in prep.children if o.dep_ == 'pobj' and self._is_self(o.lemma_.lower())), None)
+        if word not in {'in', 'into'} or hand is None:
+            return ''
+        mine = any(c.dep_ == 'poss' and c.lower_ == 'my' for c in hand.children)
+        return self.speaker if mine and self.speaker else HELD
 
     def _holding(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"Ethan holding a bottle of wine", "Mia is carrying the laundry basket", "a little girl

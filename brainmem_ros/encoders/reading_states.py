@@ -36,6 +36,13 @@ _MOTIONS = frozenset({'draw', 'slide', 'swing', 'push', 'pull', 'blow', 'kick', 
 _DEGREES = PARTIAL | {'wide', 'fully'}
 
 
+# Verbs of a thing coming apart by itself, and the state it is left in.
+_BREAKING = {'break': 'broken', 'crack': 'cracked', 'shatter': 'broken', 'snap': 'broken', 'smash': 'broken',
+             'tear': 'torn', 'rip': 'torn'}
+# Nouns of a stretch of time: "on all night" is on (the parser reads "on" as its preposition).
+_TIMES = frozenset({'night', 'day', 'morning', 'afternoon', 'evening', 'week', 'weekend', 'while'})
+
+
 class StateReading(PlaceReading):
     """The state changes a parse reports (a layer of a parse reading)."""
 
@@ -51,7 +58,8 @@ class StateReading(PlaceReading):
             stated = tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} or tok.dep_ == 'oprd'
             if word in self.states and stated and not (
                     tok.dep_ == 'amod' and tok.head.i > tok.i) and tok.dep_ != 'intj' \
-                    and not any(c.dep_ in {'pobj', 'pcomp'} for c in tok.children) \
+                    and not any(c.dep_ in {'pobj', 'pcomp'} and c.lemma_.lower() not in _TIMES
+                                for c in tok.children) \
                     and not self._moved_into_state(tok) \
                     and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
                     and not any(c.dep_ == 'prt' and c.lower_ in POWER for c in tok.children) \
@@ -65,8 +73,8 @@ class StateReading(PlaceReading):
                     found.append(StateChange(subject, 'power' if word in POWER else 'state',
                                              '', self._partial(tok) + word))
             if (tok.pos_ in {'VERB', 'AUX'} or has_object(tok)) and not self._negated(tok) \
-                    and not self._unreal(tok):
-                found.extend(self._result_state(tok, names))
+                    and not self._unreal(tok) and not self._negative_argument(tok):  # "Nobody closed it"
+                found.extend(self._result_state(tok, names) or self._broke(tok, names))
                 found.extend(self._holding(tok, names) or self._placement(tok, names))
         found.extend(self._scene(names))
         found.extend(self._switched(names))
@@ -186,6 +194,18 @@ class StateReading(PlaceReading):
             return names[tok.i - 1]
         return ''
 
+    def _broke(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
+        """"The vase fell off the shelf and broke", "the mirror cracked": a thing that broke by
+        itself (no object) is broken; a joined verb shares the first one's subject."""
+        state = _BREAKING.get(self._verb_lemma(tok))
+        if state is None or tok.tag_ != 'VBD' or has_object(tok):
+            return []
+        subjects = [c for c in tok.children if c.dep_ == 'nsubj']
+        if not subjects and tok.dep_ == 'conj':
+            subjects = [c for c in tok.head.children if c.dep_ == 'nsubj']
+        return [StateChange(names[t.i], 'state', '', state) for t in self._things(subjects, names)
+                if NOUN_TYPES.get(t.lemma_.lower()) != 'person' and t.pos_ != 'PROPN']
+
     def _result_state(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"Closed the garage door" -> door.state closed; "emptied the bin" -> empty;
         "turned off the lamp" -> lamp.power off. The state is the verb's participle when
@@ -224,6 +244,9 @@ class StateReading(PlaceReading):
             attribute, value = 'state', 'running'  # "started the dishwasher"
         elif lemma in self.states and (word.endswith('ed') or word not in self.states):
             attribute, value = 'state', lemma
+        elif lemma in _BREAKING and lemma != 'crack' and tok.tag_ in {'VBD', 'VBN'}:
+            # "Tom broke the vase" (not "cracked the window open": opened a little).
+            attribute, value = 'state', _BREAKING[lemma]
         elif tok.tag_ == 'VBG' and lemma in IN_PROGRESS:
             attribute, value = 'state', IN_PROGRESS[lemma]  # "I'm charging the phone": not charged yet
         elif tok.tag_ == 'VBG' and (done := next((f for f in (lemma + 'd', lemma + 'ed')
