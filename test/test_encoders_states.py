@@ -411,6 +411,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a dark television screen in an empty living room, a remote control on the coffee table',
      {StateChange('remote control', 'location', '', 'coffee table')}),
     ('a laundry basket with a blue towel', {StateChange('blue towel', 'location', '', 'laundry basket')}),
+    # Each thing listed where its own phrase says, else where the next one's does.
+    ('a kitchen with a kettle on the stove and a bowl of fruit on the counter',
+     {StateChange('kettle', 'location', '', 'stove'), StateChange('bowl', 'location', '', 'counter')}),
+    ('a kitchen with a kettle and a pan on the stove',
+     {StateChange('kettle', 'location', '', 'stove'), StateChange('pan', 'location', '', 'stove')}),
     ('a bedroom with open curtains', {StateChange('curtain', 'location', '', 'bedroom'),
                                       StateChange('curtain', 'state', '', 'open')}),
     ('a study with drawn blinds', {StateChange('blind', 'location', '', 'study'),
