@@ -617,3 +617,22 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
 ])
 def test_devices_under_way_and_switched_on(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    # A report without articles is parsed as one with them.
+    ('moved box to garage', StateChange('box', 'location', '', 'garage')),
+    ('turned off lamp', StateChange('lamp', 'power', '', 'off')),
+    ('[INFO] [manipulation]: picked up remote from sofa', StateChange('remote', 'location', 'sofa', HELD)),
+    ('Opened fridge door, took out milk.', StateChange('milk', 'location', '', HELD)),
+])
+def test_telegraphic_reports(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    assert change in _changes(x, text)
+
+
+def test_telegraphic_examples() -> None:
+    import doctest
+
+    from brainmem_ros.encoders import telegraphic
+
+    assert doctest.testmod(telegraphic).attempted >= 3 and doctest.testmod(telegraphic).failed == 0

@@ -33,6 +33,7 @@ from brainmem_ros.encoders.parse_repair import mend
 from brainmem_ros.encoders.reading_base import CAMEL, CAMEL_PART, HELD, log_prefix, repairs, verb_base
 from brainmem_ros.encoders.reading_states import StateReading
 from brainmem_ros.encoders.record_merge import merged
+from brainmem_ros.encoders.telegraphic import articled
 from brainmem_ros.errors import ModelError
 from brainmem_ros.memory.types import Extraction, normalise_name
 
@@ -117,7 +118,7 @@ class SpacyExtractor:
         if not todo:
             return
         with self._lock:
-            docs = list(self._nlp.pipe([_calm(t) for t in todo], batch_size=max(1, len(todo))))
+            docs = list(self._nlp.pipe([self._prepared(t) for t in todo], batch_size=max(1, len(todo))))
         for text, doc in zip(todo, docs, strict=True):
             self._docs.put(text, mend(doc, self._nouns_only))
 
@@ -126,9 +127,13 @@ class SpacyExtractor:
         doc = self._docs.get(text)
         if doc is None:
             with self._lock:
-                doc = mend(self._nlp(_calm(text)), self._nouns_only)
+                doc = mend(self._nlp(self._prepared(text)), self._nouns_only)
             self._docs.put(text, doc)
         return doc
+
+    def _prepared(self, text: str) -> str:
+        """``text`` as it is parsed: see :func:`_calm` and :mod:`~brainmem_ros.encoders.telegraphic`."""
+        return articled(_calm(text), self._verbs, self._irregular)
 
     def noun_lemma(self, word: str) -> str:
         """Base form of ``word`` read as a noun ("tubes" -> tube, "groceries" -> grocery)."""

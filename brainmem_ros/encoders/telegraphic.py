@@ -1,0 +1,85 @@
+"""Telegraphic reports given the articles the parser was trained on.
+
+A robot's log drops its articles: "moved box to garage", "turned off lamp", "[INFO]
+[manipulation]: picked up remote from sofa". The small parser reads such a line by guesses
+it learnt on edited English ("box" the verb's object, "to garage" an infinitive, "remote"
+an adverb) and the line states nothing. A report that opens with a past form of a verb and
+has no determiner at all is parsed with "the" before the thing after the verb (and its
+particle) and after each preposition of place; what is read is the same words.
+
+>>> articled('moved box to garage', frozenset({'move'}), {})
+'moved the box to the garage'
+>>> articled('[INFO] [arm]: picked up remote from sofa', frozenset({'pick'}), {})
+'[INFO] [arm]: picked up the remote from the sofa'
+>>> articled('moved the box to garage', frozenset({'move'}), {})  # not telegraphic
+'moved the box to garage'
+"""
+
+from __future__ import annotations
+
+import re
+
+from brainmem_ros.encoders.reading_base import verb_base
+
+# Log prefixes before the message: a level or node in brackets, a time stamp, "topic:".
+_PREFIX = re.compile(r'^(?:\s*(?:\[[^\]]*\]:?|\d[\d\-:T.+Z/]*\d|[A-Za-z_][\w./-]*:(?=\s)))*\s*')
+_WORD = re.compile(r"[A-Za-z][\w'-]*|\d[\w.:-]*|[^\w\s]")
+# Any of these makes the line edited English: left as it is.
+_DETERMINERS = frozenset({'the', 'a', 'an', 'my', 'your', 'his', 'her', 'its', 'our', 'their', 'this',
+                          'that', 'these', 'those', 'some', 'any', 'no', 'all', 'each', 'every', 'both'})
+_PARTICLES = frozenset({'up', 'down', 'off', 'on', 'out', 'away', 'back', 'over', 'in'})
+_PREPOSITIONS = frozenset({'to', 'into', 'onto', 'on', 'in', 'from', 'at', 'under', 'behind', 'beside', 'by',
+                           'near', 'inside', 'off', 'of', 'above', 'below'})
+# Words that take no article after a verb or a preposition.
+_BARE = frozenset({'it', 'them', 'him', 'her', 'me', 'us', 'you', 'there', 'here', 'home', 'again', 'now',
+                   'and', 'or', 'but', 'then', 'with', 'for', 'as', 'because', 'while', 'after', 'next',
+                   'before', 'until', 'left', 'right', 'upstairs', 'downstairs', 'inside', 'outside', 'top',
+                   'front', 'out'})
+# Verbs whose object is an activity, not a thing ("Attempted grasp on wine glass", "Started
+# cleaning"): their object keeps its bare form.
+_ACTIVITY_VERBS = frozenset({'attempt', 'try', 'retry', 'start', 'begin', 'finish', 'complete', 'abort',
+                             'cancel', 'resume', 'stop', 'pause', 'skip'})
+# Words after which a new clause's verb may come ("opened fridge, took out milk").
+_CLAUSE = frozenset({',', ';', 'and', 'then'})
+
+
+def articled(text: str, verbs: frozenset[str], irregular: dict[str, list[str]]) -> str:
+    """``text`` with "the" where a telegraphic report left it out (see the module), else as is."""
+    head = _PREFIX.match(text)
+    start = head.end() if head else 0
+    words = [(m.start() + start, m.group()) for m in _WORD.finditer(text[start:])]
+    if not words or not _past(words[0][1], verbs, irregular) \
+            or any(w.lower() in _DETERMINERS for _, w in words):
+        return text
+    at: list[int] = []  # where "the" goes
+    for i, (_, word) in enumerate(words):
+        low = word.lower()
+        if low in _PREPOSITIONS and i > 0:
+            at += _thing_at(words, i + 1)
+        elif _past(word, verbs, irregular) and (i == 0 or words[i - 1][1].lower() in _CLAUSE) \
+                and verb_base(low, verbs, irregular) not in _ACTIVITY_VERBS:
+            j = i + 1
+            if j + 1 < len(words) and words[j][1].lower() in _PARTICLES \
+                    and words[j + 1][1].lower() not in _PREPOSITIONS:
+                j += 1  # "picked up remote": the particle, then the thing
+            at += _thing_at(words, j)
+    for pos in sorted(set(at), reverse=True):
+        text = text[:pos] + 'the ' + text[pos:]
+    return text
+
+
+def _past(word: str, verbs: frozenset[str], irregular: dict[str, list[str]]) -> bool:
+    """``word`` is a past form of a verb ("moved", "took")."""
+    low = word.lower()
+    return (low.endswith('ed') or low in irregular) and bool(verb_base(low, verbs, irregular))
+
+
+def _thing_at(words: list[tuple[int, str]], i: int) -> list[int]:
+    """The position of ``words[i]`` when it is a bare word that can name a thing (not a name:
+    "to Maria"), else none."""
+    if i >= len(words):
+        return []
+    pos, word = words[i]
+    low = word.lower()
+    thing = word[:1].isalpha() and not word[:1].isupper() and low not in _BARE and low not in _PREPOSITIONS
+    return [pos] if thing else []
