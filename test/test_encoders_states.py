@@ -379,6 +379,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # In a sentence with a verb, a participle of posture still places its thing.
     ('I found the cat sleeping on the ironing board.', {StateChange('cat', 'location', '', 'ironing board')}),
     # Handed, held: with the person.
+    # Who or what went somewhere is there; not a record's tag.
+    ('The cat entered the kitchen.', {StateChange('cat', 'location', '', 'kitchen')}),
+    ('Luna ran upstairs.', {StateChange('luna', 'location', '', 'upstairs')}),
+    ('tracker: person_2 entered living_room', {StateChange('person 2', 'location', '', 'living room')}),
     ('Maria has the car keys.', {StateChange('car key', 'location', '', 'maria')}),
     ('Maria has got the keys.', {StateChange('key', 'location', '', 'maria')}),
     ('The keys are with Maria.', {StateChange('key', 'location', '', 'maria')}),

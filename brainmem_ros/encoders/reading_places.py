@@ -37,6 +37,9 @@ _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle', 'wea
 # Verbs of taking after which a person named as the subject has the thing (not "got", "fetched"
 # for someone, or "gripped").
 _TOOK = (_TAKING | _TAKING_GRIP) - {'get', 'fetch', 'grip'}
+# Verbs of going somewhere ("entered the kitchen", "ran upstairs").
+_GOING = frozenset({'enter', 'go', 'come', 'run', 'walk', 'head', 'move', 'wander', 'climb', 'hurry', 'rush',
+                    'return', 'step'})
 # Verbs whose "into" is where the contents went ("emptied the bin into the wheelie bin").
 _EMPTYING = frozenset({'empty', 'drain'})
 
@@ -156,6 +159,24 @@ class PlaceReading(MeasureReading):
             return []
         return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
             names[m.i] for m in movers)]
+
+    def _went(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
+        """"The cat entered the kitchen", "Luna ran upstairs": the subject of a done act of
+        going is where it went (with a preposition, "went into the garden", the placement
+        reads it)."""
+        if tok.tag_ not in {'VBD', 'VBN'} or self._verb_lemma(tok) not in _GOING:
+            return []
+        # (Not a record's tag the parser took for a subject: "tracker: person_2 entered ...".)
+        goers = self._things([c for c in tok.children if c.dep_ == 'nsubj'
+                              and not (c.i + 1 < len(self.doc) and self.doc[c.i + 1].text == ':')], names)
+        objects = [c for c in tok.children if c.dep_ == 'dobj' and c.i in names]
+        if objects and self._verb_lemma(tok) == 'enter':
+            place = names[objects[0].i]
+        else:
+            place = next((c.lower_ for c in tok.children if c.dep_ == 'advmod' and c.lower_ in DIRECTIONS
+                          and not objects), '')
+        return [StateChange(names[g.i], 'location', '', place) for g in goers
+                if place and names[g.i] != place]
 
     def _gripped(self, prep: Token, word: str) -> str:
         """:data:`HELD` for a place in the robot's own hand ("the cup is in the gripper"), or the
