@@ -383,6 +383,8 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('The cat entered the kitchen.', {StateChange('cat', 'location', '', 'kitchen')}),
     ('Luna ran upstairs.', {StateChange('luna', 'location', '', 'upstairs')}),
     ('tracker: person_2 entered living_room', {StateChange('person 2', 'location', '', 'living room')}),
+    ('[object_tracker]: keys last seen at hallway_table',
+     {StateChange('key', 'location', '', 'hallway table')}),
     ('Maria has the car keys.', {StateChange('car key', 'location', '', 'maria')}),
     ('Maria has got the keys.', {StateChange('key', 'location', '', 'maria')}),
     ('The keys are with Maria.', {StateChange('key', 'location', '', 'maria')}),

@@ -149,6 +149,7 @@ class SceneReading(MentionReading):
         thing hangs "from" or is draped "over" is where it is)."""
         preps = sorted({c for h in hangers for c in h.children if c.dep_ == 'prep' and (
             c.lower_ in _SCENE_PREPS or (c.lower_ == 'from' and h.lemma_.lower() in HANGING)
+            or (c.lower_ == 'at' and h.lemma_.lower() in _SEEING)  # "keys last seen at the hallway table"
             or (c.lower_ == 'over' and h.lemma_.lower() in DRAPED))},
             key=lambda p: p.i)
         movers = {names[t.i] for t in things}
