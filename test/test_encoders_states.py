@@ -244,6 +244,9 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'No one has locked the back door.',
     'No lights are on in the kitchen.',
     'None of the windows are open.',
+    "Ben: I'm not sure if I locked the back door.",  # a question inside a statement
+    'I checked whether the window was closed.',
+    'Tom gave me a hug.',                      # no thing the memory follows
 ])
 def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
@@ -379,6 +382,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # In a sentence with a verb, a participle of posture still places its thing.
     ('I found the cat sleeping on the ironing board.', {StateChange('cat', 'location', '', 'ironing board')}),
     # Handed, held: with the person.
+    # Given to the person named first of two objects; given to "me": held by who speaks.
+    ('Zoe: I gave Grandma her pills.', {StateChange('pill', 'location', '', 'grandma')}),
+    ('I handed Tom the keys.', {StateChange('key', 'location', '', 'tom')}),
+    ('Tom gave me the remote.', {StateChange('remote', 'location', '', HELD)}),
+    ('Ana: Tom gave me the remote.', {StateChange('remote', 'location', '', 'ana')}),
     # Who or what went somewhere is there; not a record's tag.
     ('The cat entered the kitchen.', {StateChange('cat', 'location', '', 'kitchen')}),
     ('Luna ran upstairs.', {StateChange('luna', 'location', '', 'upstairs')}),

@@ -55,6 +55,9 @@ class MeasureReading(SceneReading):
         ...", an order ("Move the cup to the sink")."""
         if tok.dep_ == 'xcomp' and tok.head.lemma_.lower() in _TRYING:
             return True  # "tried putting the cup on the shelf": whether it worked is not said
+        if tok.dep_ == 'ccomp' and any(c.dep_ == 'mark' and c.lower_ in {'if', 'whether'}
+                                       for c in tok.children):
+            return True  # "I'm not sure if I locked the back door": a question, not a report
         return conditional(tok) or self._request(tok) or any(
             c.dep_ in {'aux', 'auxpass'} and c.i not in self.as_noun
             and (c.tag_ == 'MD' or (c.lower_ == 'to' and c.tag_ == 'TO')) for c in tok.children)

@@ -17,6 +17,7 @@ from brainmem_ros.encoders.reading_base import (
     PLACE_PREPS,
     RESTING_PREPS,
     has_object,
+    indefinite,
 )
 from brainmem_ros.encoders.reading_measures import MeasureReading
 from brainmem_ros.encoders.reading_scenes import HANGING
@@ -37,6 +38,9 @@ _HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle', 'wea
 # Verbs of taking after which a person named as the subject has the thing (not "got", "fetched"
 # for someone, or "gripped").
 _TOOK = (_TAKING | _TAKING_GRIP) - {'get', 'fetch', 'grip'}
+# Verbs of giving a thing to someone ("gave Grandma her pills").
+_GIVING = frozenset({'give', 'hand', 'pass', 'bring', 'lend', 'send', 'throw', 'toss', 'offer', 'return',
+                     'fetch'})
 # Verbs of going somewhere ("entered the kitchen", "ran upstairs").
 _GOING = frozenset({'enter', 'go', 'come', 'run', 'walk', 'head', 'move', 'wander', 'climb', 'hurry', 'rush',
                     'return', 'step'})
@@ -159,6 +163,23 @@ class PlaceReading(MeasureReading):
             return []
         return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
             names[m.i] for m in movers)]
+
+    def _given(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
+        """"I gave Grandma her pills", "handed Tom the keys": with two objects, the thing goes to
+        the person named first (with "to", "gave the pills to Grandma", the placement reads it)."""
+        if tok.tag_ not in {'VBD', 'VBN'} or self._verb_lemma(tok) not in _GIVING:
+            return []
+        objects = [c for c in tok.children if c.dep_ in {'dative', 'dobj'}]
+        if len(objects) < 2:
+            return []
+        # "gave me the remote": the one speaking has it (the robot, in its own report).
+        me = objects[0].lower_ == 'me'
+        if not me and not (_person(objects[0]) and objects[0].i in names):
+            return []
+        to = (self.speaker or HELD) if me else names[objects[0].i]
+        # ("gave me a hug" gives no thing: what is given to "me" is one the memory follows.)
+        return [StateChange(names[t.i], 'location', '', to) for t in self._things(objects[1:], names)
+                if not _person(t) and not (me and indefinite(t))]
 
     def _went(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"The cat entered the kitchen", "Luna ran upstairs": the subject of a done act of

@@ -75,8 +75,8 @@ class StateReading(PlaceReading):
             if (tok.pos_ in {'VERB', 'AUX'} or has_object(tok)) and not self._negated(tok) \
                     and not self._unreal(tok) and not self._negative_argument(tok):  # "Nobody closed it"
                 found.extend(self._result_state(tok, names) or self._broke(tok, names))
-                found.extend(self._holding(tok, names) or self._placement(tok, names)
-                             or self._went(tok, names))
+                found.extend(self._holding(tok, names) or self._given(tok, names)
+                             or self._placement(tok, names) or self._went(tok, names))
         found.extend(self._scene(names))
         found.extend(self._switched(names))
         found.extend(self._working(names))
