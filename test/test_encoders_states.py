@@ -192,6 +192,8 @@ def test_goal_phrase_wins_over_resting_phrases(x: SpacyExtractor, text: str, cha
     # "its door" is the door of the thing named before it.
     ('I switched the oven off and left its door slightly open so it could cool.',
      {StateChange('oven', 'power', '', 'off'), StateChange('oven door', 'state', '', 'slightly open')}),
+    # A household noun the tagger took for a name is a thing "it" may stand for.
+    ("Ana: Don't touch the oven, it's still hot.", {StateChange('oven', 'state', '', 'hot')}),
     # An opening interjection is no state of anything.
     ('Fine, the window is open.', {StateChange('window', 'state', '', 'open')}),
     # How far something is open is no thing: "it" is the door.
@@ -245,6 +247,8 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'No lights are on in the kitchen.',
     'None of the windows are open.',
     "Ben: I'm not sure if I locked the back door.",  # a question inside a statement
+    'Ben: Is the back door locked?',           # a question after a speaker's name
+    'Ben: Is the stove hot?',
     'I checked whether the window was closed.',
     'Tom gave me a hug.',                      # no thing the memory follows
 ])

@@ -579,6 +579,21 @@ def test_a_pronoun_in_the_next_turn_answers_the_question_before_it(mem: BrainMem
     assert mem.state_of('garden hose') == []
 
 
+def test_an_act_on_a_pronoun_answers_the_question_before_it(mem: BrainMem) -> None:
+    ep = 'talk-iron'
+    mem.store('Ben: Did you turn off the iron?', stamp=T0, episode_id=ep)
+    mem.store('Ana: Yes, I turned it off.', stamp=T0 + 60, episode_id=ep)
+    assert [(f.attribute, f.value, f.source) for f in mem.state_of('iron')] == [('power', 'off', 'fallback')]
+    mem.store('Ben: Is the cellar hatch locked?', stamp=T0 + 120, episode_id=ep)
+    assert mem.state_of('cellar hatch') == []  # a question states nothing, after a name too
+    mem.store("Ana: I've locked it.", stamp=T0 + 180, episode_id=ep)
+    assert [(f.value, f.source) for f in mem.state_of('cellar hatch')] == [('locked', 'fallback')]
+    # A plan states nothing.
+    mem.store('Ben: Did you close the skylight?', stamp=T0 + 240, episode_id=ep)
+    mem.store("Ana: No, I'll close it later.", stamp=T0 + 300, episode_id=ep)
+    assert mem.state_of('skylight') == []
+
+
 def test_a_pronoun_stands_for_the_thing_talked_about_turns_before(mem: BrainMem) -> None:
     ep = 'talk-tambourine'
     mem.store('Rosa: Has anyone seen my blue tambourine?', stamp=T0 + 50 * H, episode_id=ep)

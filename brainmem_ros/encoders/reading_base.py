@@ -235,6 +235,13 @@ def determined(tok: Token) -> bool:
     return any(c.dep_ in {'det', 'poss'} for c in tok.children)
 
 
+def speaker_tag(doc: Doc) -> int:
+    """The position of the colon after a speaker's name opening ``doc`` ("Lucía: it's in my
+    backpack"), or 0 when none does."""
+    tag = next((t.i for t in doc[1:3] if t.text == ':'), 0)
+    return tag if all(t.is_title and t.is_alpha for t in doc[:tag]) else 0
+
+
 def indefinite(tok: Token) -> bool:
     """"a sandwich": some thing, not one whose state the memory can follow."""
     return any(c.dep_ == 'det' and c.lower_ in {'a', 'an', 'some', 'another'} for c in tok.children)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
-from brainmem_ros.encoders.reading_base import PLACE_PREPS
+from brainmem_ros.encoders.reading_base import PLACE_PREPS, speaker_tag
 from brainmem_ros.encoders.reading_outcome import OutcomeReading
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ class MentionReading(OutcomeReading):
     """Things behind the words of a parse (a layer of a parse reading)."""
 
     _questions: set[int] | None = None
+    _yes_no = False
 
     def _asked(self, tok: Token) -> bool:
         """``tok`` is in a clause that asks ("Is the back door locked?", "where is the remote?"),
@@ -47,15 +48,24 @@ class MentionReading(OutcomeReading):
         the second clause asks."""
         if self._questions is None:
             self._questions = {t.i for s in self.doc.sents if s.text.rstrip().endswith('?') for t in s}
+            tag = speaker_tag(self.doc)
+            opening = self.doc[tag + 1] if tag and tag + 1 < len(self.doc) else None
+            # "Ben: Is the back door locked?": a question from its first word on, however the
+            # parser hung the speaker's name on it.
+            self._yes_no = opening is not None and opening.pos_ == 'AUX' and opening.i in self._questions
         if tok.i not in self._questions:
             return False
+        if self._yes_no and tok.sent.start <= speaker_tag(self.doc) + 1:
+            return True
         verb = tok
         while verb.pos_ not in {'VERB', 'AUX'} and verb.head.i != verb.i:
             verb = verb.head
         # "Is the stove hot?", "Is the back door locked?": the clause is the linking verb and
         # its complement, whichever of the two the parser hung the subject on.
         clause = [verb, verb.head] if verb.dep_ in {'acomp', 'attr'} else [verb]
-        subjects = [c.i for v in clause for c in v.children if c.dep_ in {'nsubj', 'nsubjpass', 'expl'}]
+        # (Not the speaker's name, which the parser may take for a subject: "Ben: Is the door locked?".)
+        subjects = [c.i for v in clause for c in v.children if c.dep_ in {'nsubj', 'nsubjpass', 'expl'}
+                    and c.i > speaker_tag(self.doc)]
         helpers = [c.i for v in clause for c in v.children if c.dep_ in {'aux', 'auxpass'}]
         helpers += [v.i for v in clause if v.pos_ == 'AUX']
         inverted = bool(subjects) and bool(helpers) and min(helpers) < min(subjects)
@@ -103,14 +113,16 @@ class MentionReading(OutcomeReading):
                 things = self._things(first, names)
                 return things if self._agrees(things, plural) else []
         for prev in reversed(self.doc[:pronoun.i]):
-            if prev.i in names and prev.dep_ in _ARGUMENTS and prev.pos_ != 'PROPN' \
+            if prev.i in names and prev.dep_ in _ARGUMENTS \
+                    and (prev.pos_ != 'PROPN' or NOUN_TYPES.get(prev.lower_) not in (None, 'person')) \
                     and not (prev.dep_ == 'pobj' and prev.head.lower_ in _PLACES) \
                     and not (prev.dep_ == 'dobj' and prev.head.pos_ == 'ADJ') \
                     and not self._purpose(prev):
                 # (An adjective has no object: "open a crack" says how far, and "I slid it shut"
                 # is about the door that was open.)
                 # (A name is a person's, not a thing's: "Mr Okafor asked for his newspaper, so I
-                # fetched it".)
+                # fetched it"; unless the tagger took a household noun for one: "Don't touch the
+                # oven, it's still hot".)
                 things = self._things([self.doc[self.heads.get(prev.i, prev.i)]], names)
                 if self._agrees(things, plural):
                     return things

@@ -16,6 +16,7 @@ from brainmem_ros.encoders.reading_base import (
     POWER,
     has_object,
     indefinite,
+    speaker_tag,
 )
 from brainmem_ros.encoders.reading_measures import IN_PROGRESS
 from brainmem_ros.encoders.reading_places import PlaceReading
@@ -108,8 +109,7 @@ class StateReading(PlaceReading):
         own: dict[int, str] = {}
         self.heads = {}
         # "Lucía: it's in my backpack": who speaks is no thing the utterance places.
-        tag = next((t.i for t in self.doc[1:3] if t.text == ':'), 0)
-        speaker = tag if all(t.is_title and t.is_alpha for t in self.doc[:tag]) else 0
+        speaker = speaker_tag(self.doc)
         self.speaker = normalise_name(' '.join(t.text for t in self.doc[:speaker]))
         for start, end, head in self.entity_spans():
             if end <= speaker:

@@ -40,6 +40,10 @@ _SENTENCE = re.compile(r'[^.!?]+[.!?]?')
 # cold"), nor a judgement ("it's fine", "it's done").
 _STATES = frozenset({'open', 'closed', 'shut', 'ajar', 'locked', 'unlocked', 'on', 'off', 'empty', 'full',
                      'broken', 'stuck', 'jammed', 'blocked', 'charged', 'plugged', 'unplugged'})
+# Acts done to "it" and the state they leave it in ("I've locked it"); switched on or off.
+_DONE_TO = {'locked': 'locked', 'unlocked': 'unlocked', 'closed': 'closed', 'shut': 'shut', 'opened': 'open',
+            'emptied': 'empty', 'unplugged': 'unplugged', 'plugged': 'plugged', 'cleaned': 'clean'}
+_SWITCHED = frozenset({'turned', 'switched', 'flicked'})
 _STILL = frozenset({'still', 'now', 'already', 'all', 'just', 'definitely'})
 # "it's on top of ...", "it's off the table": a place, not a state.
 _NOT_A_THING = frozenset({'top', 'the', 'a', 'my', 'your', 'his', 'her', 'our', 'their', 'to', 'of'})
@@ -59,7 +63,7 @@ def told_of(unit: MemoryUnit, own: Sequence[Claim],
             or not (_PRONOUNS | _MINE) & set(text_words(unit.text)):
         return []  # no conversation, or the utterance placed something itself, or no pronoun
     place, mine = _place_after_pronoun(unit)
-    state = '' if place or own else _state_after_pronoun(unit)
+    state = '' if place or own else _state_after_pronoun(unit) or _done_to_pronoun(unit)
     who = speaker(unit.text) if mine else ''
     if (not place and not state) or (mine and not who):
         return []
@@ -104,6 +108,21 @@ def _state_after_pronoun(unit: MemoryUnit) -> str:
             if 0 < j < len(words) and words[j] in _STATES and not _NOT_SO.search(' '.join(words[i:j + 1])) \
                     and (j + 1 == len(words) or words[j + 1] not in _NOT_A_THING):
                 return words[j]
+    return ''
+
+
+def _done_to_pronoun(unit: MemoryUnit) -> str:
+    """The state a statement of ``unit`` leaves "it"/"them" in by an act done to it ("Yes, I
+    turned it off", "I've locked it"), or ''."""
+    for words in _sentences(unit.text, asked=False):
+        for i in range(1, len(words)):
+            if words[i] not in {'it', 'them'} or _NOT_SO.search(' '.join(words[max(0, i - 4):i + 2])):
+                continue
+            verb, after = words[i - 1], words[i + 1:i + 2]
+            if verb in _SWITCHED and after in (['on'], ['off']):
+                return after[0]
+            if verb in _DONE_TO:
+                return _DONE_TO[verb]
     return ''
 
 
