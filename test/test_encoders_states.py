@@ -336,6 +336,12 @@ def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     # The subject nearest the verb: not a speaker's opening word taken for one.
     ('Carlos: Fine, the upstairs heating is on 22 now.',
      StateChange('upstairs heating', 'setting', '', '22')),
+    # An appliance on or set to a programme, a mode or a level (not a place).
+    ('I started the washing machine on a quick wash.',
+     StateChange('washing machine', 'setting', '', 'quick wash')),
+    ('The dishwasher is on eco mode.', StateChange('dishwasher', 'setting', '', 'eco mode')),
+    ('I set the dishwasher to eco mode.', StateChange('dishwasher', 'setting', '', 'eco mode')),
+    ('The fan is on high.', StateChange('fan', 'setting', '', 'high')),
     # An appliance set to a named level.
     ('I switched the bedroom heater on at the low setting.',
      StateChange('bedroom heater', 'setting', '', 'low')),
@@ -631,7 +637,8 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
     ('Is the washing machine running?', set()),
     # A preposition's object never comes after a comma: "on" is the switch's particle.
     ("Ayo: I've put the washing machine on, cotton cycle.",
-     {StateChange('washing machine', 'power', '', 'on')}),
+     {StateChange('washing machine', 'power', '', 'on'),
+      StateChange('washing machine', 'setting', '', 'cotton cycle')}),
 ])
 def test_devices_under_way_and_switched_on(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes

@@ -199,6 +199,16 @@ def test_the_state_seen_last_comes_first(mem: BrainMem) -> None:
     assert first(t + 60) == ('power', 'off')
 
 
+def test_a_state_seen_with_a_setting_comes_first_unless_the_setting_is_asked(mem: BrainMem) -> None:
+    t = T0 + 45 * H
+    mem.store('I started the dishwasher on the quick cycle.', stamp=t)
+    assert [(f.attribute, f.value) for f in mem.state_of('dishwasher')][:2] == [
+        ('state', 'running'), ('setting', 'quick cycle')]
+    mem.store('{"entity": "climate.study", "hvac_mode": "heat", "target_temp": 21}', stamp=t + 60)
+    assert mem.state_of('study climate')[0].value == 'heat'
+    assert mem.state_of('study climate setpoint')[0].value == '21'  # the last word asks for it
+
+
 def test_late_observations_are_placed_in_time(mem: BrainMem) -> None:
     t = T0 + 4 * H
     desk = mem.store('The silver laptop is on the desk.', stamp=t)

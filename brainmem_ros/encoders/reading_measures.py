@@ -34,6 +34,10 @@ _SHOWING_VERBS = frozenset({'read', 'say', 'show', 'display'})
 _LEVELS = frozenset({'low', 'medium', 'high', 'max', 'maximum', 'min', 'minimum'})
 _LEVEL_NOUNS = frozenset({'setting', 'speed', 'mode', 'power', 'heat'})
 _LEVEL_VERBS = _SETTING_VERBS | {'switch', 'put'}
+# Nouns of an appliance's programme or mode ("a quick wash", "eco mode", "the cotton cycle").
+_MODE_NOUNS = frozenset({'mode', 'cycle', 'wash', 'programme', 'program', 'setting'})
+#: Verbs of starting an appliance ("started the dishwasher": running), on a programme or not.
+STARTING = frozenset({'start', 'run'})
 
 # What only a device that is on does: "a television showing a football match", "a floor lamp
 # glowing in the corner".
@@ -111,6 +115,34 @@ class MeasureReading(SceneReading):
             if thing is not None:
                 found.append(StateChange(names[thing.i], 'setting', '', tok.lower_))
         return found
+
+    def _modes(self, names: dict[int, str]) -> list[StateChange]:
+        """An appliance on or set to a named programme or mode: "started the washing machine on
+        a quick wash", "the dishwasher is on eco mode", "put the washer on, cotton cycle", "the
+        fan is on high" (the setting: the words of the mode, or the level)."""
+        found: list[StateChange] = []
+        for tok in self.doc:
+            prep = tok.head
+            if tok.dep_ != 'pobj' or prep.lower_ not in {'on', 'to', 'at'} or not self.a_mode(tok):
+                continue
+            verb = prep.head
+            if verb.lemma_.lower() not in _LEVEL_VERBS | STARTING | {'be'} or self._negated(verb) \
+                    or self._asked(verb) or self._unreal(verb):
+                continue
+            roles = ('dobj', 'nsubjpass') if verb.lemma_.lower() != 'be' else ('nsubj',)
+            things = [t for t in self._things([c for c in verb.children if c.dep_ in roles], names)
+                      if NOUN_TYPES.get(t.lemma_.lower()) == 'appliance'
+                      or NOUN_TYPES.get(names[t.i]) == 'appliance']
+            words = [t.lower_ for t in tok.subtree if t.dep_ not in {'det', 'punct', 'prep'} and t.i <= tok.i]
+            if tok.lower_ in _LEVEL_NOUNS and _LEVELS.intersection(words):
+                continue  # "at the low setting": the level (_level_settings)
+            found += [StateChange(names[t.i], 'setting', '', ' '.join(words)) for t in things]
+        return found
+
+    def a_mode(self, tok: Token) -> bool:
+        """``tok`` names a programme, mode or level of an appliance ("a quick wash", "eco mode",
+        "high"), not a place."""
+        return tok.lemma_.lower() in _MODE_NOUNS or (tok.lower_ in _LEVELS and not list(tok.children))
 
     def _readings(self, names: dict[int, str]) -> list[StateChange]:
         """A value with its unit: "the thermostat is set to 22 degrees" (setting), "fridge

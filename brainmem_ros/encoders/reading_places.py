@@ -142,8 +142,9 @@ class PlaceReading(MeasureReading):
                 continue  # "watches the door from the rug", "a tower out of blocks"
             destination = destination or word in PLACE_PREPS
             target = self._place_of(prep, names) or self._gripped(prep, word)
-            if not target or target in mover_names:
-                continue
+            if not target or target in mover_names or any(
+                    o.dep_ == 'pobj' and self.a_mode(o) for o in prep.children):
+                continue  # (nor "on a quick wash", a programme: see _modes)
             if word == 'from':
                 before = before or target
             elif goal is not None and outer is not goal:

@@ -18,15 +18,13 @@ from brainmem_ros.encoders.reading_base import (
     indefinite,
     speaker_tag,
 )
-from brainmem_ros.encoders.reading_measures import IN_PROGRESS
+from brainmem_ros.encoders.reading_measures import IN_PROGRESS, STARTING
 from brainmem_ros.encoders.reading_places import PlaceReading
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
 
-# Verbs that set an appliance going ("started the dishwasher": running).
-_STARTING = frozenset({'start', 'run'})
 # Verbs of switching a thing on or off ("a lamp switched on").
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip', 'click', 'shut', 'cut'})
 # Verbs of moving a thing into a state ("drawn closed", "slid shut", "swung open").
@@ -82,6 +80,7 @@ class StateReading(PlaceReading):
         found.extend(self._switched(names))
         found.extend(self._working(names))
         found.extend(self._level_settings(names))
+        found.extend(self._modes(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
 
@@ -241,7 +240,7 @@ class StateReading(PlaceReading):
             if lemma not in switch_verbs() and not (lemma == 'put' and appliances):
                 return []
             attribute, value = 'power', particle
-        elif lemma in _STARTING and appliances and tok.tag_ in {'VBD', 'VBN'}:
+        elif lemma in STARTING and appliances and tok.tag_ in {'VBD', 'VBN'}:
             attribute, value = 'state', 'running'  # "started the dishwasher"
         elif lemma in self.states and (word.endswith('ed') or word not in self.states):
             attribute, value = 'state', lemma

@@ -390,4 +390,4 @@ class BrainMem(Upkeep):
         attr = check_text(attribute or '', 'attribute', max_bytes=64, required=False).lower() or None
         t = to_seconds(as_of, 'as_of')
         keys = self.facts.matching_keys(name)
-        return answer_order(self.facts.facts_of(keys, attribute=attr), attribute=attr, as_of=t)
+        return answer_order(self.facts.facts_of(keys, attribute=attr), attribute=attr, as_of=t, asked=name)

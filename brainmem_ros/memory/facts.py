@@ -270,13 +270,16 @@ def fact_of(group: Sequence[Claim], valid_until: float | None) -> Fact:
 
 
 def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
-                 as_of: float | None = None) -> list[Fact]:
+                 as_of: float | None = None, asked: str = '') -> list[Fact]:
     """Facts as :meth:`BrainMem.state_of` returns them: what holds first, then history.
 
     What holds at ``as_of`` (or now: the open facts), places first, then other
     attributes, the one seen last first; then the rest, newest first. Facts that began
-    after ``as_of`` are not part of the answer.
+    after ``as_of`` are not part of the answer. ``asked``: the name the facts were asked
+    for, whose last word may ask for one attribute ("the thermostat setpoint": its
+    setting answers first).
     """
+    wanted = asked_attribute(asked)
     chosen = [f for f in facts if attribute is None or f.attribute == attribute]
     if as_of is not None:
         chosen = [f for f in chosen if f.valid_from <= as_of]
@@ -296,12 +299,28 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
     # thing under a longer and a shorter name ("tv remote", "remote"), each with its own timeline.
     # Other attributes: the newest news first, and a state seen again is news ("boiling"
     # after "off" of the kettle's power, "off" again after "boiling").
+    # Seen at once, a state or power answers before a setting or a reading ("started the
+    # dishwasher on the quick cycle": running, on the quick cycle).
     now = sorted((f for f in chosen if holds(f)),
                  key=lambda f: (place_rank(f), f.attribute if place_rank(f) < 9 else '',
+                                f.attribute != wanted if wanted else False,
                                 -f.valid_from if place_rank(f) < 9 else -seen(f),
-                                f.attribute, entity_key(f.entity), -f.last_seen))
+                                f.attribute not in ('state', 'power'), f.attribute, entity_key(f.entity),
+                                -f.last_seen))
     past = sorted((f for f in chosen if not holds(f)), key=lambda f: (-f.valid_from, -f.id))
     return now + past
+
+
+def asked_attribute(name: str) -> str:
+    """The attribute the last word of ``name`` asks for ("thermostat setpoint": setting), or ''."""
+    words = name.lower().split()
+    return _ASKED_ATTRIBUTES.get(words[-1], '') if len(words) > 1 else ''
+
+
+# Words that end a name by asking for one attribute of the thing ("the oven temperature").
+_ASKED_ATTRIBUTES = {'setpoint': 'setting', 'setting': 'setting', 'target': 'setting', 'mode': 'state',
+                     'status': 'state', 'state': 'state', 'temperature': 'temperature', 'level': 'level',
+                     'power': 'power'}
 
 
 # -- ranking ---------------------------------------------------------------------------
