@@ -251,6 +251,8 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'Ben: Is the stove hot?',
     'I checked whether the window was closed.',
     'Tom gave me a hug.',                      # no thing the memory follows
+    'The umbrella is no longer by the door.',  # no longer there
+    'The lamp is no longer on.',
 ])
 def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
@@ -392,6 +394,12 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # In a sentence with a verb, a participle of posture still places its thing.
     ('I found the cat sleeping on the ironing board.', {StateChange('cat', 'location', '', 'ironing board')}),
     # Handed, held: with the person.
+    # A thing joined to the verb with a place of its own, the verb left out, went there too.
+    ('I put the milk in the fridge and the bread in the bread bin.',
+     {StateChange('milk', 'location', '', 'fridge'), StateChange('bread', 'location', '', 'bread bin')}),
+    ('The eggs went into the fridge door and the flour onto the pantry shelf.',
+     {StateChange('egg', 'location', '', 'fridge door'),
+      StateChange('flour', 'location', '', 'pantry shelf')}),
     # Given to the person named first of two objects; given to "me": held by who speaks.
     ('Zoe: I gave Grandma her pills.', {StateChange('pill', 'location', '', 'grandma')}),
     ('I handed Tom the keys.', {StateChange('key', 'location', '', 'tom')}),

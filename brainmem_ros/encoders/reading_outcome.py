@@ -165,7 +165,7 @@ class OutcomeReading(EntityReading):
             return True  # "did not get stuck": the parser hangs "not" on the auxiliary
         if tok.dep_ in {'acomp', 'attr', 'advmod'} and self._negative_argument(tok.head):
             return True  # "No lights are on", "nothing is open"
-        return tok.dep_ in {'acomp', 'attr'} and self._negated(tok.head)
+        return tok.dep_ in {'acomp', 'attr', 'advmod'} and self._negated(tok.head)
 
     def _negative_argument(self, tok: Token) -> bool:
         """A subject or object of ``tok`` that is no thing: "nothing", "no cups", "not one glass"."""
@@ -221,6 +221,8 @@ class OutcomeReading(EntityReading):
             return True  # "completed it without any problem" negates the problem, not the act
         if tok.head.lower_ in NOT_HAPPENED:
             return True  # "without dropping it"
+        if any(c.lower_ == 'longer' and any(g.dep_ == 'neg' for g in c.children) for c in tok.children):
+            return True  # "the umbrella is no longer by the door"
         prev = tok.nbor(-1).lower_ if tok.i > 0 else ''
         return prev in {'not', "n't", 'never'} | NOT_HAPPENED
 

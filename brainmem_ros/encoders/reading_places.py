@@ -165,6 +165,20 @@ class PlaceReading(MeasureReading):
         return [StateChange(name, 'location', before, after) for name in dict.fromkeys(
             names[m.i] for m in movers)]
 
+    def gapped(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
+        """"I put the milk in the fridge and the bread in the bread bin", "the eggs went into the
+        fridge door and the flour onto the pantry shelf": a thing joined to the verb with a place
+        phrase of its own, the verb left out, went there as well (asked only when ``tok`` placed
+        its own thing)."""
+        found: list[StateChange] = []
+        joined = [c for c in tok.children if c.dep_ == 'conj' and c.i in names and c.pos_ in {'NOUN', 'PROPN'}]
+        for thing in joined:
+            place = next((p for prep in thing.children if prep.dep_ == 'prep' and prep.lower_ in PLACE_PREPS
+                          and (p := self._place_of(prep, names))), '')
+            if place and place != names[thing.i]:
+                found.append(StateChange(names[thing.i], 'location', '', place))
+        return found
+
     def _given(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"I gave Grandma her pills", "handed Tom the keys": with two objects, the thing goes to
         the person named first (with "to", "gave the pills to Grandma", the placement reads it)."""

@@ -74,8 +74,11 @@ class StateReading(PlaceReading):
             if (tok.pos_ in {'VERB', 'AUX'} or has_object(tok)) and not self._negated(tok) \
                     and not self._unreal(tok) and not self._negative_argument(tok):  # "Nobody closed it"
                 found.extend(self._result_state(tok, names) or self._broke(tok, names))
-                found.extend(self._holding(tok, names) or self._given(tok, names)
-                             or self._placement(tok, names) or self._went(tok, names))
+                placed = self._holding(tok, names) or self._given(tok, names) \
+                    or self._placement(tok, names) or self._went(tok, names)
+                found.extend(placed)
+                if any(c.attribute == 'location' for c in placed):
+                    found.extend(self.gapped(tok, names))
         found.extend(self._scene(names))
         found.extend(self._switched(names))
         found.extend(self._working(names))
