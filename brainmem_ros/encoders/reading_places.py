@@ -14,6 +14,7 @@ from brainmem_ros.encoders.lexicon import NOUN_TYPES
 from brainmem_ros.encoders.reading_base import (
     DIRECTIONS,
     HELD,
+    NOMINAL,
     PLACE_PREPS,
     RESTING_PREPS,
     has_object,
@@ -171,7 +172,7 @@ class PlaceReading(MeasureReading):
         phrase of its own, the verb left out, went there as well (asked only when ``tok`` placed
         its own thing)."""
         found: list[StateChange] = []
-        joined = [c for c in tok.children if c.dep_ == 'conj' and c.i in names and c.pos_ in {'NOUN', 'PROPN'}]
+        joined = [c for c in tok.children if c.dep_ == 'conj' and c.i in names and c.pos_ in NOMINAL]
         for thing in joined:
             place = next((p for prep in thing.children if prep.dep_ == 'prep' and prep.lower_ in PLACE_PREPS
                           and (p := self._place_of(prep, names))), '')
