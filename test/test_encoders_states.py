@@ -394,6 +394,14 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # In a sentence with a verb, a participle of posture still places its thing.
     ('I found the cat sleeping on the ironing board.', {StateChange('cat', 'location', '', 'ironing board')}),
     # Handed, held: with the person.
+    # A thing named by the kind named before it ("the blue one", "Sam's"); things listed as a
+    # subject share its state.
+    ('The red mug is on the desk and the blue one is in the sink.',
+     {StateChange('red mug', 'location', '', 'desk'), StateChange('blue mug', 'location', '', 'sink')}),
+    ("My keys are in my coat; Sam's are on the hook.",
+     {StateChange('key', 'location', '', 'coat'), StateChange("sam's key", 'location', '', 'hook')}),
+    ('Both the kettle and the toaster are unplugged.',
+     {StateChange('kettle', 'state', '', 'unplugged'), StateChange('toaster', 'state', '', 'unplugged')}),
     # A thing joined to the verb with a place of its own, the verb left out, went there too.
     ('I put the milk in the fridge and the bread in the bread bin.',
      {StateChange('milk', 'location', '', 'fridge'), StateChange('bread', 'location', '', 'bread bin')}),

@@ -209,6 +209,12 @@ def test_a_state_seen_with_a_setting_comes_first_unless_the_setting_is_asked(mem
     assert mem.state_of('study climate setpoint')[0].value == '21'  # the last word asks for it
 
 
+def test_of_names_seen_at_once_the_one_asked_comes_first(mem: BrainMem) -> None:
+    mem.store("My gloves are in my coat; Sam's are on the hook.", stamp=T0 + 46 * H)
+    assert mem.state_of("Sam's gloves")[0].value == 'hook'
+    assert mem.state_of('gloves')[0].value == 'coat'
+
+
 def test_late_observations_are_placed_in_time(mem: BrainMem) -> None:
     t = T0 + 4 * H
     desk = mem.store('The silver laptop is on the desk.', stamp=t)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
@@ -38,6 +39,8 @@ _DEGREES = PARTIAL | {'wide', 'fully'}
 # Verbs of a thing coming apart by itself, and the state it is left in.
 _BREAKING = {'break': 'broken', 'crack': 'cracked', 'shatter': 'broken', 'snap': 'broken', 'smash': 'broken',
              'tear': 'torn', 'rip': 'torn'}
+# An owner before a thing's name ("sam's key").
+_OWNER = re.compile(r"^[a-z]+'s ")
 # Nouns of a stretch of time: "on all night" is on (the parser reads "on" as its preposition).
 _TIMES = frozenset({'night', 'day', 'morning', 'afternoon', 'evening', 'week', 'weekend', 'while'})
 
@@ -67,10 +70,9 @@ class StateReading(PlaceReading):
                              and self._unreal(tok.head)):
                 # ("The garage door is not locked", "If the stove is hot", "Please turn the oven
                 # on at six": no state.)
-                subject = self._subject_of_state(tok, names)
-                if subject:
-                    found.append(StateChange(subject, 'power' if word in POWER else 'state',
-                                             '', self._partial(tok) + word))
+                value = self._partial(tok) + word
+                found += [StateChange(subject, 'power' if word in POWER else 'state', '', value)
+                          for subject in self._subjects_of_state(tok, names)]
             if (tok.pos_ in {'VERB', 'AUX'} or has_object(tok)) and not self._negated(tok) \
                     and not self._unreal(tok) and not self._negative_argument(tok):  # "Nobody closed it"
                 found.extend(self._result_state(tok, names) or self._broke(tok, names))
@@ -127,7 +129,29 @@ class StateReading(PlaceReading):
                 if world:
                     names[i] = name
         self._name_parts(names)
+        self._name_ones(names)
         return names, own
+
+    def _name_ones(self, names: dict[int, str]) -> None:
+        """A thing named by the kind named before it: "the red mug is on the desk and the blue one
+        is in the sink" (the blue mug), "my keys are in my coat; Sam's are on the hook" (Sam's keys)."""
+        for word in self.doc:
+            described = [c for c in word.children if c.dep_ in {'amod', 'compound'} and c.i < word.i]
+            one = word.lower_ == 'one' and bool(described) and any(
+                c.dep_ == 'det' and c.lower_ in {'the', 'this', 'that'} for c in word.children)
+            owner = word.pos_ == 'PROPN' and word.dep_ in {'nsubj', 'nsubjpass', 'dobj'} and any(
+                c.dep_ == 'case' and c.lower_ in {"'s", '\u2019s'} for c in word.children)
+            if not (one or owner):
+                continue
+            # (A thing talked about, not the place it is in: "the red mug is on the desk".)
+            kind = next((p for p in reversed(self.doc[:word.i]) if p.i in names and self.heads.get(p.i) == p.i
+                         and p.pos_ == 'NOUN' and p.dep_ in {'nsubj', 'nsubjpass', 'dobj', 'attr'}), None)
+            if kind is None:
+                continue
+            thing = _OWNER.sub('', names[kind.i])
+            names[word.i] = normalise_name(f"{word.lower_}'s {thing}" if owner else ' '.join(
+                [*(c.lower_ for c in described), thing.split()[-1]]))
+            self.heads[word.i] = word.i
 
     def _name_parts(self, names: dict[int, str]) -> None:
         """"its door" after "the washer": the washer door (a part is named by its thing)."""
@@ -163,24 +187,26 @@ class StateReading(PlaceReading):
                 found.append(StateChange(names[verb.head.i], 'power', '', tok.lower_))  # "switched-off TV"
         return found
 
-    def _subject_of_state(self, tok: Token, names: dict[int, str]) -> str:
+    def _subjects_of_state(self, tok: Token, names: dict[int, str]) -> list[str]:
+        """The things state word ``tok`` is said of: one, or those listed as its subject ("Both
+        the kettle and the toaster are unplugged")."""
         before = tok.i - 1
         while before > 0 and self.doc[before].lower_ in _DEGREES:
             before -= 1  # "curtains wide open", "the window half closed"
         if before >= 0 and self.heads.get(before) == before and before in names:
             # Right after the thing, however the parser hung it: "Door check: garage door
             # OPEN", "left the door open".
-            return names[before]
+            return [names[before]]
         if before >= 0 and self.doc[before].tag_ in {'VBN', 'VBD'}:
             # Right after a verb of its own subject: "grey curtains drawn closed", "the gate swung shut".
             verb = self.doc[before]
             things = self._things([c for c in verb.children if c.dep_ in {'nsubj', 'nsubjpass'}], names)
             if things:
-                return names[things[0].i]
+                return [names[things[0].i]]
             if verb.dep_ == 'acl' and verb.head.i in names and verb.head.i < verb.i:
-                return names[verb.head.i]  # "a hallway with the front door left open"
+                return [names[verb.head.i]]  # "a hallway with the front door left open"
         if tok.head.i in names and tok.head.i < tok.i and self.heads.get(tok.head.i) == tok.head.i:
-            return names[tok.head.i]  # "door ajar" hung on the door
+            return [names[tok.head.i]]  # "door ajar" hung on the door
         # The subject of the word, of its auxiliary ("the printer is jammed" hung on "is"), or of
         # the verb it completes; a clause of its own ("Sam told me the printer is jammed") has
         # its own subject.
@@ -192,10 +218,10 @@ class StateReading(PlaceReading):
                 if child.dep_ in {'nsubj', 'nsubjpass', 'csubj'}:
                     things = self._things([child], names)
                     if things:
-                        return names[things[0].i]
+                        return list(dict.fromkeys(names[t.i] for t in things))
         if tok.i > 0 and tok.i - 1 in names:
-            return names[tok.i - 1]
-        return ''
+            return [names[tok.i - 1]]
+        return []
 
     def _broke(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"The vase fell off the shelf and broke", "the mirror cracked": a thing that broke by

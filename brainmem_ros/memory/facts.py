@@ -280,6 +280,7 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
     setting answers first).
     """
     wanted = asked_attribute(asked)
+    exact = entity_key(asked) if asked else ''  # of two names seen at once, the one asked first
     chosen = [f for f in facts if attribute is None or f.attribute == attribute]
     if as_of is not None:
         chosen = [f for f in chosen if f.valid_from <= as_of]
@@ -305,8 +306,8 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
                  key=lambda f: (place_rank(f), f.attribute if place_rank(f) < 9 else '',
                                 f.attribute != wanted if wanted else False,
                                 -f.valid_from if place_rank(f) < 9 else -seen(f),
-                                f.attribute not in ('state', 'power'), f.attribute, entity_key(f.entity),
-                                -f.last_seen))
+                                f.attribute not in ('state', 'power'), f.attribute,
+                                entity_key(f.entity) != exact, entity_key(f.entity), -f.last_seen))
     past = sorted((f for f in chosen if not holds(f)), key=lambda f: (-f.valid_from, -f.id))
     return now + past
 
