@@ -408,6 +408,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('The eggs went into the fridge door and the flour onto the pantry shelf.',
      {StateChange('egg', 'location', '', 'fridge door'),
       StateChange('flour', 'location', '', 'pantry shelf')}),
+    # Put on: worn by who put it on (an appliance put on is switched on); an animal has things too.
+    ('Lina put her glasses on.', {StateChange('glass', 'location', '', 'lina')}),
+    ('Tom put his coat on and left.', {StateChange('coat', 'location', '', 'tom')}),
+    ('I put the kettle on.', {StateChange('kettle', 'power', '', 'on')}),
+    ('The dog has the ball.', {StateChange('ball', 'location', '', 'dog')}),
     # Given to the person named first of two objects; given to "me": held by who speaks.
     ('Zoe: I gave Grandma her pills.', {StateChange('pill', 'location', '', 'grandma')}),
     ('I handed Tom the keys.', {StateChange('key', 'location', '', 'tom')}),

@@ -235,13 +235,19 @@ class PlaceReading(MeasureReading):
         # "Leo took the umbrella": whoever took it has it, unless it went somewhere (below).
         took = lemma in _TOOK and tok.tag_ in {'VBD', 'VBN'}
         holding = lemma in _HOLDING and tok.tag_ in {'VBG', 'VBZ', 'VBP', 'VBD'}
-        if not (having or took or holding) or self.depicted(tok):
+        # "Lina put her glasses on", "put on her coat": worn (an appliance put on is switched on).
+        wearing = lemma == 'put' and tok.tag_ in {'VBD', 'VBN'} and any(
+            c.lower_ == 'on' and (c.dep_ == 'prt' or (c.dep_ == 'prep' and (
+                c.i == tok.i + 1 or not list(c.children)))) for c in tok.children)
+        if not (having or took or holding or wearing) or self.depicted(tok):
             return []  # (nor what a picture shows: "a poster of a woman wearing sunglasses")
         # The subject, or the name a participle is hung on in a caption ("Priya carrying ...").
         holders = [c for c in tok.children if c.dep_ == 'nsubj'] + ([tok.head] if tok.dep_ == 'acl' else [])
         if tok.dep_ == 'advcl' and tok.head.dep_ == 'acl':
             holders.append(tok.head.head)  # "a boy riding a bicycle, wearing a helmet"
-        people = [names[c.i] for c in holders if c.i in names and _person(c)]  # "a girl hugging a teddy"
+        # "a girl hugging a teddy", "the dog has the ball"
+        people = [names[c.i] for c in holders if c.i in names and (
+            _person(c) or NOUN_TYPES.get(c.lemma_.lower()) == 'animal')]
         people += [self.speaker] if mine else []
         # Not a second "object" after a phrase of the verb's ("carrying a box up a staircase",
         # which the parser may read as a second object).
@@ -253,8 +259,12 @@ class PlaceReading(MeasureReading):
             # the office, where it is going.
             return []
         objects = [c for c in tok.children if c.dep_ == 'dobj' and c.i < phrase]
+        if wearing:
+            objects += [o for c in tok.children if c.dep_ == 'prep' and c.lower_ == 'on' and c.i == tok.i + 1
+                        for o in c.children if o.dep_ == 'pobj']
         things = [t for t in self._things(objects, names)
-                  if not (having and t.lower_ in self.states)]  # "Tom has a cold" has no thing
+                  if not (having and t.lower_ in self.states)  # "Tom has a cold" has no thing
+                  and not (wearing and NOUN_TYPES.get(t.lemma_.lower()) == 'appliance')]
         return [StateChange(names[t.i], 'location', '', people[0]) for t in things] if people else []
 
     def _said_by_speaker(self, tok: Token) -> bool:

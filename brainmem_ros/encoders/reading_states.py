@@ -66,6 +66,7 @@ class StateReading(PlaceReading):
                     and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
                     and not any(c.dep_ == 'prt' and c.lower_ in POWER for c in tok.children) \
                     and not self._denied(tok) and not self._unreal(tok) \
+                    and not (word in POWER and tok.head.lemma_.lower() == 'put') \
                     and not (tok.head.i != tok.i and tok.head.pos_ in {'VERB', 'AUX'}
                              and self._unreal(tok.head)):
                 # ("The garage door is not locked", "If the stove is hot", "Please turn the oven
