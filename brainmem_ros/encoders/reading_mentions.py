@@ -77,6 +77,12 @@ class MentionReading(OutcomeReading):
         counts, and the things listed with each ("the eggs and the butter")."""
         out: list[Token] = []
         for word in toks:
+            clause = word.head
+            if word.lower_ in {'that', 'which'} and clause.dep_ == 'relcl' and not any(
+                    t.tag_ == 'VBD' for t in (clause, *clause.children)):
+                # "a dog that is lying on the floor": the dog (not "the box that was in the hall",
+                # which says where it had been).
+                word = clause.head
             tok = self._counted(word, names)
             if tok.lower_ in THING_PRONOUNS:
                 out += self._antecedent(tok, names)

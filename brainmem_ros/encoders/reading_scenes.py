@@ -111,13 +111,12 @@ class SceneReading(MentionReading):
                 s for v in verbs for s in v.children if s.dep_ == 'nsubj']
             held = [h for h in self._things(said, names) if names[h.i] != names[root.i]]
             # Each where its own phrase or participle says ("a kettle on the stove and a bowl on
-            # the counter", "a red kettle sitting on the stove"), else where the next one's does
-            # ("a kettle and a pan on the stove"), else in the scene's thing.
-            for i, h in enumerate(held):
-                rest = [[g, *(c for c in g.children if c.dep_ == 'acl' and c.tag_ in _PARTICIPLES), *verbs]
-                        for g in held[i:]]
-                found += next((p for hangers in rest if (p := self._resting([h], hangers, names))),
-                              [StateChange(names[h.i], 'location', '', names[root.i])])
+            # the counter", "a red kettle sitting on the stove"), else in the scene's thing: "a
+            # bed and a lamp on a nightstand" puts only the lamp there.
+            for h in held:
+                hangers = [h, *(c for c in h.children if c.dep_ == 'acl' and c.tag_ in _PARTICIPLES), *verbs]
+                found += self._resting([h], hangers, names) or [
+                    StateChange(names[h.i], 'location', '', names[root.i])]
             found += self._described(held, names)
         return found
 
