@@ -78,12 +78,11 @@ class MentionReading(OutcomeReading):
         out: list[Token] = []
         for word in toks:
             clause = word.head
-            if word.lower_ in {'that', 'which'} and clause.dep_ == 'relcl' and not any(
-                    t.tag_ == 'VBD' for t in (clause, *clause.children)):
-                # "a dog that is lying on the floor": the dog (not "the box that was in the hall",
-                # which says where it had been).
-                word = clause.head
-            tok = self._counted(word, names)
+            # "a dog that is lying on the floor": the dog (not "the box that was in the hall",
+            # which says where it had been).
+            relative = word.lower_ in {'that', 'which'} and clause.dep_ == 'relcl' and not any(
+                t.tag_ == 'VBD' for t in (clause, *clause.children))
+            tok = self._counted(clause.head if relative else word, names)
             if tok.lower_ in THING_PRONOUNS:
                 out += self._antecedent(tok, names)
             elif tok.i in names:
