@@ -13,6 +13,8 @@ particle) and after each preposition of place; what is read is the same words.
 '[INFO] [arm]: picked up the remote from the sofa'
 >>> articled('moved the box to garage', frozenset({'move'}), {})  # not telegraphic
 'moved the box to garage'
+>>> articled('Left wheel motor overheated', frozenset({'leave'}), {'left': ['leave']})  # a side
+'Left wheel motor overheated'
 """
 
 from __future__ import annotations
@@ -69,9 +71,11 @@ def articled(text: str, verbs: frozenset[str], irregular: dict[str, list[str]]) 
 
 
 def _past(word: str, verbs: frozenset[str], irregular: dict[str, list[str]]) -> bool:
-    """``word`` is a past form of a verb ("moved", "took")."""
+    """``word`` is a past form of a verb ("moved", "took"); not "left", as often a side ("Left
+    wheel motor overheated") as a verb."""
     low = word.lower()
-    return (low.endswith('ed') or low in irregular) and bool(verb_base(low, verbs, irregular))
+    return (low.endswith('ed') or low in irregular) and low != 'left' \
+        and bool(verb_base(low, verbs, irregular))
 
 
 def _thing_at(words: list[tuple[int, str]], i: int) -> list[int]:
