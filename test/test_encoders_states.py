@@ -98,6 +98,8 @@ def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> No
     ('The blue umbrella is leaning against the coat rack in the hallway.',
      StateChange('blue umbrella', 'location', '', 'coat rack')),
     ('The cat jumped onto the sofa.', StateChange('cat', 'location', '', 'sofa')),
+    # "down the side of": a place; an adjective with an article as an object is a noun.
+    ('I found the remote down the back of the sofa.', StateChange('remote', 'location', '', 'sofa')),
     # A plural that is also a verb's form is a thing after a copula ("cushions", "boxes").
     ('The remote is between the sofa cushions.', StateChange('remote', 'location', '', 'sofa cushion')),
     ('The toys are in the storage boxes.', StateChange('toy', 'location', '', 'storage box')),

@@ -221,8 +221,11 @@ class _Reading(StateReading):
             if tok.pos_ == 'PRON' and tok.dep_ in {'pobj', 'dobj'} and tok.is_alpha \
                     and tok.lower_ not in self.stop:
                 self.as_noun.add(tok.i)  # "to the bookshelf" tagged as a pronoun
-            elif tok.pos_ == 'ADJ' and tok.dep_ in {'dobj', 'pobj'} and tok.lower_ in nouns_only:
-                self.as_noun.add(tok.i)  # "turned the oven off": an object, and never an adjective
+            elif tok.pos_ == 'ADJ' and tok.dep_ in {'dobj', 'pobj'} and (tok.lower_ in nouns_only or any(
+                    c.dep_ == 'det' for c in tok.children)):
+                # "turned the oven off": an object, and never an adjective; "found the remote": an
+                # adjective with an article is no object either.
+                self.as_noun.add(tok.i)
         self.camel_actions: dict[int, str] = {}
         self._spans: list[tuple[int, int, int]] | None = None
         self.heads: dict[int, int] = {}  # token of a mention -> its head (set with the names)

@@ -25,7 +25,7 @@ NOMINAL = frozenset({'NOUN', 'PROPN'})
 LEFT_MODIFIERS = frozenset({'compound', 'amod', 'nmod', 'npadvmod'})
 PLACE_PREPS = frozenset({'on', 'onto', 'in', 'into', 'at', 'to', 'inside', 'under', 'beside',
                           'behind', 'near', 'against', 'by', 'above', 'below', 'beneath',
-                          'underneath', 'atop', 'over', 'between', 'among', 'alongside'})
+                          'underneath', 'atop', 'over', 'between', 'among', 'alongside', 'down'})
 # Where a subject that does nothing to an object comes to rest ("the cat jumped onto the
 # sofa"); "to" and "at" also follow verbs of looking and talking ("looked at the table").
 RESTING_PREPS = PLACE_PREPS - {'to', 'at', 'over'}
