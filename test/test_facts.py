@@ -604,6 +604,13 @@ def test_an_act_on_a_pronoun_answers_the_question_before_it(mem: BrainMem) -> No
     assert mem.state_of('cellar hatch') == []  # a question states nothing, after a name too
     mem.store("Ana: I've locked it.", stamp=T0 + 180, episode_id=ep)
     assert [(f.value, f.source) for f in mem.state_of('cellar hatch')] == [('locked', 'fallback')]
+    # "No," answers the question; an answer that names only a place places the thing asked of.
+    mem.store('Ben: Is the oven still on?', stamp=T0 + 200, episode_id=ep)
+    mem.store('Ana: No, I switched it off an hour ago.', stamp=T0 + 210, episode_id=ep)
+    assert [(f.attribute, f.value) for f in mem.state_of('oven')][:1] == [('power', 'off')]
+    mem.store('Ben: Where did you put the pinking shears?', stamp=T0 + 220, episode_id=ep)
+    mem.store('Ana: Back in the top drawer.', stamp=T0 + 230, episode_id=ep)
+    assert mem.state_of('pinking shears')[0].value == 'top drawer'
     # A plan states nothing.
     mem.store('Ben: Did you close the skylight?', stamp=T0 + 240, episode_id=ep)
     mem.store("Ana: No, I'll close it later.", stamp=T0 + 300, episode_id=ep)

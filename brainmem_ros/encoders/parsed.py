@@ -221,10 +221,10 @@ class _Reading(StateReading):
             if tok.pos_ == 'PRON' and tok.dep_ in {'pobj', 'dobj'} and tok.is_alpha \
                     and tok.lower_ not in self.stop:
                 self.as_noun.add(tok.i)  # "to the bookshelf" tagged as a pronoun
-            elif tok.pos_ == 'ADJ' and tok.dep_ in {'dobj', 'pobj'} and (tok.lower_ in nouns_only or any(
-                    c.dep_ == 'det' for c in tok.children)):
-                # "turned the oven off": an object, and never an adjective; "found the remote": an
-                # adjective with an article is no object either.
+            elif tok.pos_ == 'ADJ' and ((tok.dep_ in {'dobj', 'pobj'} and tok.lower_ in nouns_only) or (
+                    tok.dep_ in _ARGUMENTS and any(c.dep_ == 'det' for c in tok.children))):
+                # "turned the oven off": an object, and never an adjective; "found the remote", "Is
+                # the oven on?": an adjective with an article is no argument either.
                 self.as_noun.add(tok.i)
         self.camel_actions: dict[int, str] = {}
         self._spans: list[tuple[int, int, int]] | None = None
@@ -242,6 +242,8 @@ class _Reading(StateReading):
                           state_changes=self.state_changes(), outcome=outcome, valence=valence)
 
 
+# Dependencies of a clause's participants: an adjective with an article there is a noun.
+_ARGUMENTS = frozenset({'dobj', 'pobj', 'nsubj', 'nsubjpass', 'attr'})
 _SHOUTED = re.compile(r'\b[A-Z]{2,}\b')
 # A signed number after "at"/"to": the tagger reads its sign as punctuation and the parse
 # ends the sentence there ("The freezer is at -18 degrees"); "minus 18" parses as a number.

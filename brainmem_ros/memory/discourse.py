@@ -44,6 +44,9 @@ _STATES = frozenset({'open', 'closed', 'shut', 'ajar', 'locked', 'unlocked', 'on
 _DONE_TO = {'locked': 'locked', 'unlocked': 'unlocked', 'closed': 'closed', 'shut': 'shut', 'opened': 'open',
             'emptied': 'empty', 'unplugged': 'unplugged', 'plugged': 'plugged', 'cleaned': 'clean'}
 _SWITCHED = frozenset({'turned', 'switched', 'flicked'})
+# Words an answer that names only a place may open with ("back in the drawer").
+_FRAGMENT_LEAD = frozenset({'back', 'still', 'just', 'right', 'over', 'up', 'down', 'there', 'oh', 'yes',
+                            'yeah', 'now'})
 _STILL = frozenset({'still', 'now', 'already', 'all', 'just', 'definitely'})
 # "it's on top of ...", "it's off the table": a place, not a state.
 _NOT_A_THING = frozenset({'top', 'the', 'a', 'my', 'your', 'his', 'her', 'our', 'their', 'to', 'of'})
@@ -59,10 +62,14 @@ def told_of(unit: MemoryUnit, own: Sequence[Claim],
     when ``unit`` names it only by a pronoun (see the module); none otherwise. ``own``:
     ``unit``'s claims; ``earlier`` (the units told before it, newest first, at most
     :data:`TURNS`) is asked only when the unit may need it (a store read)."""
-    if not unit.episode_id or any(c.attribute in (LOCATION, HOLDER) for c in own) \
-            or not (_PRONOUNS | _MINE) & set(text_words(unit.text)):
-        return []  # no conversation, or the utterance placed something itself, or no pronoun
-    place, mine = _place_after_pronoun(unit)
+    if not unit.episode_id or any(c.attribute in (LOCATION, HOLDER) for c in own):
+        return []  # no conversation, or the utterance placed something itself
+    if (_PRONOUNS | _MINE) & set(text_words(unit.text)):
+        place, mine = _place_after_pronoun(unit)
+    else:
+        place, mine = _fragment_place(unit), False  # "Back in the top drawer."
+        if not place:
+            return []
     state = '' if place or own else _state_after_pronoun(unit) or _done_to_pronoun(unit)
     who = speaker(unit.text) if mine else ''
     if (not place and not state) or (mine and not who):
@@ -116,7 +123,8 @@ def _done_to_pronoun(unit: MemoryUnit) -> str:
     turned it off", "I've locked it"), or ''."""
     for words in _sentences(unit.text, asked=False):
         for i in range(1, len(words)):
-            if words[i] not in {'it', 'them'} or _NOT_SO.search(' '.join(words[max(0, i - 4):i + 2])):
+            # (Not a "No," answering the question before: "No, I switched it off an hour ago".)
+            if words[i] not in {'it', 'them'} or _NOT_SO.search(' '.join(words[max(0, i - 2):i + 2])):
                 continue
             verb, after = words[i - 1], words[i + 1:i + 2]
             if verb in _SWITCHED and after in (['on'], ['off']):
@@ -136,6 +144,20 @@ def _place_after_pronoun(unit: MemoryUnit) -> tuple[str, bool]:
             if word in _PRONOUNS | _MINE and (place := _place_from(words, i, names)):
                 return place, word in _MINE
     return '', False
+
+
+def _fragment_place(unit: MemoryUnit) -> str:
+    """The place an answer with no verb names ("Tom: Back in the top drawer.", "On the
+    stairs."), or ''."""
+    names = [e.name for e in unit.entities if e.type != 'person']
+    who = speaker(unit.text)
+    for words in _sentences(unit.text, asked=False):
+        k = 1 if who and words[:1] == [who] else 0
+        while k < len(words) and words[k] in _FRAGMENT_LEAD:
+            k += 1
+        if k < len(words) and words[k] in _PLACE_PREPS and (place := _place_from(words, k - 1, names)):
+            return place
+    return ''
 
 
 def _sentences(text: str, *, asked: bool) -> list[list[str]]:
