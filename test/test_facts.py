@@ -611,6 +611,8 @@ def test_an_act_on_a_pronoun_answers_the_question_before_it(mem: BrainMem) -> No
     mem.store('Ben: Where did you put the pinking shears?', stamp=T0 + 220, episode_id=ep)
     mem.store('Ana: Back in the top drawer.', stamp=T0 + 230, episode_id=ep)
     assert mem.state_of('pinking shears')[0].value == 'top drawer'
+    mem.store('Ben: Got them, thanks.', stamp=T0 + 235, episode_id=ep)  # who took them has them
+    assert mem.state_of('pinking shears')[0].value == 'ben'
     # A plan states nothing.
     mem.store('Ben: Did you close the skylight?', stamp=T0 + 240, episode_id=ep)
     mem.store("Ana: No, I'll close it later.", stamp=T0 + 300, episode_id=ep)

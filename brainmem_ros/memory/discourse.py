@@ -44,6 +44,8 @@ _STATES = frozenset({'open', 'closed', 'shut', 'ajar', 'locked', 'unlocked', 'on
 _DONE_TO = {'locked': 'locked', 'unlocked': 'unlocked', 'closed': 'closed', 'shut': 'shut', 'opened': 'open',
             'emptied': 'empty', 'unplugged': 'unplugged', 'plugged': 'plugged', 'cleaned': 'clean'}
 _SWITCHED = frozenset({'turned', 'switched', 'flicked'})
+# Acts after which who speaks has "it" ("Got them, thanks").
+_TAKEN = frozenset({'got', 'grabbed', 'took', 'have', 'fetched'})
 # Words an answer that names only a place may open with ("back in the drawer").
 _FRAGMENT_LEAD = frozenset({'back', 'still', 'just', 'right', 'over', 'up', 'down', 'there', 'oh', 'yes',
                             'yeah', 'now'})
@@ -66,6 +68,7 @@ def told_of(unit: MemoryUnit, own: Sequence[Claim],
         return []  # no conversation, or the utterance placed something itself
     if (_PRONOUNS | _MINE) & set(text_words(unit.text)):
         place, mine = _place_after_pronoun(unit)
+        place = place or _taken_by_speaker(unit)  # "Tom: Got them, thanks."
     else:
         place, mine = _fragment_place(unit), False  # "Back in the top drawer."
         if not place:
@@ -144,6 +147,18 @@ def _place_after_pronoun(unit: MemoryUnit) -> tuple[str, bool]:
             if word in _PRONOUNS | _MINE and (place := _place_from(words, i, names)):
                 return place, word in _MINE
     return '', False
+
+
+def _taken_by_speaker(unit: MemoryUnit) -> str:
+    """The speaker, when what they say is that they took or have "it"/"them" ("Tom: Got them,
+    thanks.", "Ana: I've grabbed it"); else ''."""
+    who = speaker(unit.text)
+    for words in _sentences(unit.text, asked=False) if who else []:
+        for i in range(1, len(words)):
+            if words[i] in {'it', 'them'} and words[i - 1] in _TAKEN \
+                    and not _NOT_SO.search(' '.join(words[max(0, i - 2):i + 1])):
+                return who
+    return ''
 
 
 def _fragment_place(unit: MemoryUnit) -> str:
