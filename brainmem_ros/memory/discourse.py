@@ -19,7 +19,7 @@ a claim is a ``fallback``: less sure than what a sentence says outright.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from brainmem_ros.encoders.lexicon import COMPARTMENTS
 from brainmem_ros.memory.entity_names import DETERMINERS, find_name, name_words, speaker, text_words
@@ -124,17 +124,29 @@ def _state_after_pronoun(unit: MemoryUnit) -> str:
 def _done_to_pronoun(unit: MemoryUnit) -> str:
     """The state a statement of ``unit`` leaves "it"/"them" in by an act done to it ("Yes, I
     turned it off", "I've locked it"), or ''."""
-    for words in _sentences(unit.text, asked=False):
-        for i in range(1, len(words)):
-            # (Not a "No," answering the question before: "No, I switched it off an hour ago".)
-            if words[i] not in {'it', 'them'} or _NOT_SO.search(' '.join(words[max(0, i - 2):i + 2])):
-                continue
-            verb, after = words[i - 1], words[i + 1:i + 2]
-            if verb in _SWITCHED and after in (['on'], ['off']):
-                return after[0]
-            if verb in _DONE_TO:
-                return _DONE_TO[verb]
+    for verb, after in _acts_on_pronoun(unit.text):
+        if verb in _SWITCHED and after in (['on'], ['off']):
+            return after[0]
+        if verb in _DONE_TO:
+            return _DONE_TO[verb]
     return ''
+
+
+def _taken_by_speaker(unit: MemoryUnit) -> str:
+    """The speaker, when what they say is that they took or have "it"/"them" ("Tom: Got them,
+    thanks.", "Ana: I've grabbed it"); else ''."""
+    who = speaker(unit.text)
+    return who if who and any(verb in _TAKEN for verb, _ in _acts_on_pronoun(unit.text)) else ''
+
+
+def _acts_on_pronoun(text: str) -> Iterator[tuple[str, list[str]]]:
+    """The word before and the word after each "it"/"them" of a statement in ``text`` that no
+    negation, plan or doubt among the two words before takes away (not a "No," answering the
+    question before: "No, I switched it off an hour ago")."""
+    for words in _sentences(text, asked=False):
+        for i in range(1, len(words)):
+            if words[i] in {'it', 'them'} and not _NOT_SO.search(' '.join(words[max(0, i - 2):i + 2])):
+                yield words[i - 1], words[i + 1:i + 2]
 
 
 def _place_after_pronoun(unit: MemoryUnit) -> tuple[str, bool]:
@@ -147,18 +159,6 @@ def _place_after_pronoun(unit: MemoryUnit) -> tuple[str, bool]:
             if word in _PRONOUNS | _MINE and (place := _place_from(words, i, names)):
                 return place, word in _MINE
     return '', False
-
-
-def _taken_by_speaker(unit: MemoryUnit) -> str:
-    """The speaker, when what they say is that they took or have "it"/"them" ("Tom: Got them,
-    thanks.", "Ana: I've grabbed it"); else ''."""
-    who = speaker(unit.text)
-    for words in _sentences(unit.text, asked=False) if who else []:
-        for i in range(1, len(words)):
-            if words[i] in {'it', 'them'} and words[i - 1] in _TAKEN \
-                    and not _NOT_SO.search(' '.join(words[max(0, i - 2):i + 1])):
-                return who
-    return ''
 
 
 def _fragment_place(unit: MemoryUnit) -> str:
