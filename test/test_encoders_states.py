@@ -415,6 +415,7 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('Tom put his coat on and left.', {StateChange('coat', 'location', '', 'tom')}),
     ('I put the kettle on.', {StateChange('kettle', 'power', '', 'on')}),
     ('The dog has the ball.', {StateChange('ball', 'location', '', 'dog')}),
+    ('Tom pointed the torch at the ceiling.', {StateChange('torch', 'location', '', 'tom')}),
     # Given to the person named first of two objects; given to "me": held by who speaks.
     ('Zoe: I gave Grandma her pills.', {StateChange('pill', 'location', '', 'grandma')}),
     ('I handed Tom the keys.', {StateChange('key', 'location', '', 'tom')}),

@@ -35,7 +35,7 @@ _TAKING = frozenset({'take', 'pick', 'lift', 'get', 'fetch'})
 _TAKING_GRIP = frozenset({'grab', 'grasp', 'grip', 'borrow'})
 # Words of a time to come: "I'm opening it later" is a plan.
 _LATER = frozenset({'later', 'tomorrow', 'tonight', 'soon', 'afterwards', 'next', 'after'})
-_HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle', 'wear'})
+_HOLDING = frozenset({'hold', 'carry', 'hug', 'clutch', 'cradle', 'cuddle', 'wear', 'point', 'aim'})
 # Verbs of taking after which a person named as the subject has the thing (not "got", "fetched"
 # for someone, or "gripped").
 _TOOK = (_TAKING | _TAKING_GRIP) - {'get', 'fetch', 'grip'}
@@ -226,7 +226,8 @@ class PlaceReading(MeasureReading):
 
     def _holding(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"Ethan holding a bottle of wine", "Mia is carrying the laundry basket", "a little girl
-        hugging a teddy bear": a person who holds or carries a thing has it, wherever the two are.
+        hugging a teddy bear", "a child pointing a remote control at a television" (not at the
+        television): a person who holds or carries a thing has it, wherever the two are.
         So does who speaks of what "I have" ("Zoe: I've got the tablet now")."""
         lemma, mine = self._verb_lemma(tok), self._said_by_speaker(tok)
         # "I've got the tablet", "Maria has the car keys" (not "had": when it went on is unsaid).
