@@ -430,8 +430,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('Maria has the car keys.', {StateChange('car key', 'location', '', 'maria')}),
     ('Maria has got the keys.', {StateChange('key', 'location', '', 'maria')}),
     ('The keys are with Maria.', {StateChange('key', 'location', '', 'maria')}),
-    # A person with another is where both are; a cold is no thing.
-    ('Grandma is with the doctor in the kitchen.', {StateChange('grandma', 'location', '', 'kitchen')}),
+    # Who is with a person is where both are; a cold is no thing.
+    ('Grandma is with the doctor in the kitchen.',
+     {StateChange('grandma', 'location', '', 'kitchen'), StateChange('doctor', 'location', '', 'kitchen')}),
     ('Tom has a cold.', set()),
     ('I handed the scissors to Omar.', {StateChange('scissors', 'location', '', 'omar')}),
     ('Priya carrying the laundry basket up the stairs',

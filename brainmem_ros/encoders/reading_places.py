@@ -131,11 +131,13 @@ class PlaceReading(MeasureReading):
             if word == 'out' and any(c.lower_ == 'of' for c in outer.children):
                 word, prep = 'from', next(c for c in outer.children if c.lower_ == 'of')
             if word == 'with':
-                # "the keys are with Maria": she has them (not "the box with the lid"; a person
-                # with another is where they both are).
+                # "the keys are with Maria": she has them (not "the box with the lid"); who is
+                # with a person is where the person is ("Sam is in the garden with the dog").
                 if copula and not after and not any(_person(m) for m in movers):
                     after = next((names[o.i] for o in outer.children if o.dep_ == 'pobj' and o.i in names
                                   and _person(o)), '')
+                elif copula and all(_person(m) for m in movers):
+                    movers += self._things([o for o in outer.children if o.dep_ == 'pobj'], names)
                 continue
             if not transitive and not copula and word not in RESTING_PREPS:
                 continue  # "looked at the table", "talked to Anna": no place of the subject
