@@ -407,6 +407,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # A thing joined to the verb with a place of its own, the verb left out, went there too.
     ('I put the milk in the fridge and the bread in the bread bin.',
      {StateChange('milk', 'location', '', 'fridge'), StateChange('bread', 'location', '', 'bread bin')}),
+    ('I left the keys on the hook and the wallet in the drawer.',
+     {StateChange('key', 'location', '', 'hook'), StateChange('wallet', 'location', '', 'drawer')}),
+    # A verb joined to a passive shares its subject.
+    ('The iron has been unplugged and put away in the cupboard.',
+     {StateChange('iron', 'state', '', 'unplugged'), StateChange('iron', 'location', '', 'cupboard')}),
     ('The eggs went into the fridge door and the flour onto the pantry shelf.',
      {StateChange('egg', 'location', '', 'fridge door'),
       StateChange('flour', 'location', '', 'pantry shelf')}),

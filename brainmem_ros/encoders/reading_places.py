@@ -77,6 +77,9 @@ class PlaceReading(MeasureReading):
             movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
         else:
             movers = self._things([c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'}], names)
+            if not movers and tok.dep_ == 'conj' and tok.tag_ == 'VBN' and not has_object(tok):
+                # "The iron has been unplugged and put away in the cupboard": the passive's subject.
+                movers = self._things([c for c in tok.head.children if c.dep_ == 'nsubjpass'], names)
         if self._verb_lemma(tok) in _EMPTYING:
             return []
         transitive = bool(movers) and not copula and not hung
@@ -175,6 +178,11 @@ class PlaceReading(MeasureReading):
         its own thing)."""
         found: list[StateChange] = []
         joined = [c for c in tok.children if c.dep_ == 'conj' and c.i in names and c.pos_ in NOMINAL]
+        # "left the keys on the hook and the wallet in the drawer": joined to the place instead.
+        places = [o for h in (tok, *(c for c in tok.children if c.dep_ == 'dobj')) for p in h.children
+                  if p.dep_ == 'prep' and p.lower_ in PLACE_PREPS for o in p.children if o.dep_ == 'pobj']
+        joined += [c for o in places for c in o.children
+                   if c.dep_ == 'conj' and c.i in names and c.pos_ in NOMINAL]
         for thing in joined:
             place = next((p for prep in thing.children if prep.dep_ == 'prep' and prep.lower_ in PLACE_PREPS
                           and (p := self._place_of(prep, names))), '')
