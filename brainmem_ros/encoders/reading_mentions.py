@@ -41,6 +41,13 @@ class MentionReading(OutcomeReading):
 
     _questions: set[int] | None = None
     _yes_no = False
+    _colon: int | None = None
+
+    def speaker_colon(self) -> int:
+        """:func:`~brainmem_ros.encoders.reading_base.speaker_tag` of this parse, read once."""
+        if self._colon is None:
+            self._colon = speaker_tag(self.doc)
+        return self._colon
 
     def _asked(self, tok: Token) -> bool:
         """``tok`` is in a clause that asks ("Is the back door locked?", "where is the remote?"),
@@ -48,14 +55,14 @@ class MentionReading(OutcomeReading):
         the second clause asks."""
         if self._questions is None:
             self._questions = {t.i for s in self.doc.sents if s.text.rstrip().endswith('?') for t in s}
-            tag = speaker_tag(self.doc)
+            tag = self.speaker_colon()
             opening = self.doc[tag + 1] if tag and tag + 1 < len(self.doc) else None
             # "Ben: Is the back door locked?": a question from its first word on, however the
             # parser hung the speaker's name on it.
             self._yes_no = opening is not None and opening.pos_ == 'AUX' and opening.i in self._questions
         if tok.i not in self._questions:
             return False
-        if self._yes_no and tok.sent.start <= speaker_tag(self.doc) + 1:
+        if self._yes_no and tok.sent.start <= self.speaker_colon() + 1:
             return True
         verb = tok
         while verb.pos_ not in {'VERB', 'AUX'} and verb.head.i != verb.i:
@@ -65,7 +72,7 @@ class MentionReading(OutcomeReading):
         clause = [verb, verb.head] if verb.dep_ in {'acomp', 'attr'} else [verb]
         # (Not the speaker's name, which the parser may take for a subject: "Ben: Is the door locked?".)
         subjects = [c.i for v in clause for c in v.children if c.dep_ in {'nsubj', 'nsubjpass', 'expl'}
-                    and c.i > speaker_tag(self.doc)]
+                    and c.i > self.speaker_colon()]
         helpers = [c.i for v in clause for c in v.children if c.dep_ in {'aux', 'auxpass'}]
         helpers += [v.i for v in clause if v.pos_ == 'AUX']
         inverted = bool(subjects) and bool(helpers) and min(helpers) < min(subjects)

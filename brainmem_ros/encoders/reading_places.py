@@ -136,10 +136,10 @@ class PlaceReading(MeasureReading):
             if word == 'with':
                 # "the keys are with Maria": she has them (not "the box with the lid"); who is
                 # with a person is where the person is ("Sam is in the garden with the dog").
-                if copula and not after and not any(_person(m) for m in movers):
+                if copula and not after and not any(is_person(m) for m in movers):
                     after = next((names[o.i] for o in outer.children if o.dep_ == 'pobj' and o.i in names
-                                  and _person(o)), '')
-                elif copula and all(_person(m) for m in movers):
+                                  and is_person(o)), '')
+                elif copula and all(is_person(m) for m in movers):
                     movers += self._things([o for o in outer.children if o.dep_ == 'pobj'], names)
                 continue
             if not transitive and not copula and word not in RESTING_PREPS:
@@ -200,12 +200,12 @@ class PlaceReading(MeasureReading):
             return []
         # "gave me the remote": the one speaking has it (the robot, in its own report).
         me = objects[0].lower_ == 'me'
-        if not me and not (_person(objects[0]) and objects[0].i in names):
+        if not me and not (is_person(objects[0]) and objects[0].i in names):
             return []
         to = (self.speaker or HELD) if me else names[objects[0].i]
         # ("gave me a hug" gives no thing: what is given to "me" is one the memory follows.)
         return [StateChange(names[t.i], 'location', '', to) for t in self._things(objects[1:], names)
-                if not _person(t) and not (me and indefinite(t))]
+                if not is_person(t) and not (me and indefinite(t))]
 
     def _went(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"The cat entered the kitchen", "Luna ran upstairs": the subject of a done act of
@@ -258,7 +258,7 @@ class PlaceReading(MeasureReading):
             holders.append(tok.head.head)  # "a boy riding a bicycle, wearing a helmet"
         # "a girl hugging a teddy", "the dog has the ball"
         people = [names[c.i] for c in holders if c.i in names and (
-            _person(c) or NOUN_TYPES.get(c.lemma_.lower()) == 'animal')]
+            is_person(c) or NOUN_TYPES.get(c.lemma_.lower()) == 'animal')]
         people += [self.speaker] if mine else []
         # Not a second "object" after a phrase of the verb's ("carrying a box up a staircase",
         # which the parser may read as a second object).
@@ -324,6 +324,6 @@ class PlaceReading(MeasureReading):
         return goals
 
 
-def _person(tok: Token) -> bool:
+def is_person(tok: Token) -> bool:
     """``tok`` names a person: a name, or a noun for one ("her grandmother")."""
     return tok.pos_ == 'PROPN' or NOUN_TYPES.get(tok.lemma_.lower()) == 'person'

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
@@ -17,11 +16,10 @@ from brainmem_ros.encoders.reading_base import (
     POWER,
     has_object,
     indefinite,
-    speaker_tag,
 )
 from brainmem_ros.encoders.reading_measures import IN_PROGRESS, STARTING
-from brainmem_ros.encoders.reading_places import PlaceReading
-from brainmem_ros.memory.types import StateChange, normalise_name
+from brainmem_ros.encoders.reading_places import PlaceReading, is_person
+from brainmem_ros.memory.types import StateChange, normalise_name, unowned
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -39,8 +37,6 @@ _DEGREES = PARTIAL | {'wide', 'fully'}
 # Verbs of a thing coming apart by itself, and the state it is left in.
 _BREAKING = {'break': 'broken', 'crack': 'cracked', 'shatter': 'broken', 'snap': 'broken', 'smash': 'broken',
              'tear': 'torn', 'rip': 'torn'}
-# An owner before a thing's name ("sam's key").
-_OWNER = re.compile(r"^[a-z]+'s ")
 # Nouns of a stretch of time: "on all night" is on (the parser reads "on" as its preposition).
 _TIMES = frozenset({'night', 'day', 'morning', 'afternoon', 'evening', 'week', 'weekend', 'while'})
 
@@ -114,7 +110,7 @@ class StateReading(PlaceReading):
         own: dict[int, str] = {}
         self.heads = {}
         # "Lucía: it's in my backpack": who speaks is no thing the utterance places.
-        speaker = speaker_tag(self.doc)
+        speaker = self.speaker_colon()
         self.speaker = normalise_name(' '.join(t.text for t in self.doc[:speaker]))
         for start, end, head in self.entity_spans():
             if end <= speaker:
@@ -149,7 +145,7 @@ class StateReading(PlaceReading):
                          and p.pos_ == 'NOUN' and p.dep_ in {'nsubj', 'nsubjpass', 'dobj', 'attr'}), None)
             if kind is None:
                 continue
-            thing = _OWNER.sub('', names[kind.i])
+            thing = unowned(names[kind.i])
             names[word.i] = normalise_name(f"{word.lower_}'s {thing}" if owner else ' '.join(
                 [*(c.lower_ for c in described), thing.split()[-1]]))
             self.heads[word.i] = word.i
@@ -234,7 +230,7 @@ class StateReading(PlaceReading):
         if not subjects and tok.dep_ == 'conj':
             subjects = [c for c in tok.head.children if c.dep_ == 'nsubj']
         return [StateChange(names[t.i], 'state', '', state) for t in self._things(subjects, names)
-                if NOUN_TYPES.get(t.lemma_.lower()) != 'person' and t.pos_ != 'PROPN']
+                if not is_person(t)]
 
     def _result_state(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"Closed the garage door" -> door.state closed; "emptied the bin" -> empty;

@@ -24,12 +24,11 @@ from collections.abc import Callable, Iterator, Sequence
 from brainmem_ros.encoders.lexicon import COMPARTMENTS
 from brainmem_ros.memory.entity_names import DETERMINERS, find_name, name_words, speaker, text_words
 from brainmem_ros.memory.facts import CONFIDENCE, HOLDER, LOCATION, Claim, claims_of
-from brainmem_ros.memory.types import MemoryUnit
+from brainmem_ros.memory.types import MemoryUnit, unowned
 
 _PRONOUNS = frozenset({'it', "it's", 'they', "they're", 'them'})
 # The speaker's own one of the thing talked about ("Mine are in my jacket pocket").
 _MINE = frozenset({'mine', "mine's"})
-_OWNER = re.compile(r"^[a-z]+'s ")
 _PLACE_PREPS = frozenset({'in', 'on', 'under', 'inside', 'into', 'onto', 'behind', 'beside', 'by', 'at',
                           'near', 'underneath', 'beneath'})
 # Words that make a clause no statement of where a thing is now.
@@ -84,7 +83,7 @@ def told_of(unit: MemoryUnit, own: Sequence[Claim],
         return []
     if who:
         # "Hannah: My car keys are on the hook." "Ravi: Mine are in my jacket." Ravi's car keys.
-        thing = f"{who}'s {_OWNER.sub('', thing)}"
+        thing = f"{who}'s {unowned(thing)}"
     attribute = LOCATION if place else 'power' if state in ('on', 'off') else 'state'
     return [Claim(thing, attribute, place or state, unit.stamp, unit.id, 'fallback', CONFIDENCE['fallback'],
                   unit.pose)]

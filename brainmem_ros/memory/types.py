@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -128,6 +129,15 @@ def normalise_name(name: str) -> str:
     if words and words[0] in _name_articles():
         words = words[1:]
     return ' '.join(words)
+
+
+def unowned(name: str) -> str:
+    """``name`` without the owner before it: "sam's key" -> "key"."""
+    return _OWNER.sub('', name)
+
+
+# An owner before a thing's normalised name ("sam's key").
+_OWNER = re.compile(r"^[a-z]+'s ")
 
 
 @cache
