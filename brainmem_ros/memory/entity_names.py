@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from brainmem_ros.memory.synonyms import groups as synonym_groups
 from brainmem_ros.memory.types import normalise_name
@@ -190,6 +191,9 @@ def aliases(name: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# Pure, and asked for the same few hundred names again and again: each Retrieve keys the
+# twenty-odd names of its query and the facts they find (about 60 calls a Retrieve).
+@lru_cache(maxsize=8192)
 def entity_key(name: str) -> str:
     """The key facts are filed under: case, articles, plural and modifier order removed.
 
