@@ -651,7 +651,16 @@ What remains:
    -> 0.55 ms and p99 7.05 -> 1.26 ms at 100k, one-off), and the words of a query are
    tokenized once per store (28 -> 18 SQL statements per query at 100k). The p99 through
    the service still missed 25 ms in 2 of 3 runs at 10k and 3 of 3 at 100k (24.9-26.1 and
-   25.3-30.2 ms); in-process it was 19.3-24.3 and 22.7-24.9 ms.
+   25.3-30.2 ms); in-process it was 19.3-24.3 and 22.7-24.9 ms. A later re-run the same
+   day (the targets table; the machine quieter, in-process p50 11.1-12.8 / 13.7-14.2 ms
+   against 14.0-15.2 in the morning), after a name's entity key and fact-lookup plan
+   were memoised (the fact factors 0.70 -> 0.46 ms of CPU a Retrieve at 10k), met 25 ms
+   in 3 of 3 runs at 10k (19.1-22.1 ms) and 2 of 3 at 100k (21.9-27.1). At 100k the
+   words' thread is the longer branch: FTS5's `bm25()` first counts the documents of every
+   phrase of the query (about 0.7 ms for the bench queries, which hold words in up to 30%
+   of the memories) and then costs about 1 us a ranked match (the statement takes 2.4 ms
+   for 1,000 matches, 0.6 ms without `bm25()`, 0.9 ms for 50; one-off, the 100k bench
+   store, 200 bench queries).
 2. **Store at 200 observations/s.** See the Store rows: the topic path is near the target,
    one Store at a time through the service waits for its own fsync and a DDS round trip.
    On two cores the GIL-bound parts (extraction, linking, rclpy's executor loop) are the
