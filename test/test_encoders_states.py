@@ -311,6 +311,9 @@ def test_source_phrase_keeps_its_own_places(x: SpacyExtractor, text: str, change
     # An appliance's programme or setting is no place.
     'I switched the bedroom heater on at the low setting.',
     "Ayo: I've put the washing machine on, cotton cycle.",
+    # What a thing lacks is no place.
+    'The printer is low on ink.',
+    'We are running short on coffee.',
 ])
 def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     assert not [c for c in x.extract(text).state_changes if c.attribute == 'location'], text
@@ -438,6 +441,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # Who is with a person is where both are; a cold is no thing.
     ('Grandma is with the doctor in the kitchen.',
      {StateChange('grandma', 'location', '', 'kitchen'), StateChange('doctor', 'location', '', 'kitchen')}),
+    # (the parser hangs "with the dog" on the garden)
+    ('Sam is in the garden with the dog.',
+     {StateChange('sam', 'location', '', 'garden'), StateChange('dog', 'location', '', 'garden')}),
+    ('The keys are in the drawer with the batteries.', {StateChange('key', 'location', '', 'drawer')}),
     ('Tom has a cold.', set()),
     ('I handed the scissors to Omar.', {StateChange('scissors', 'location', '', 'omar')}),
     ('Priya carrying the laundry basket up the stairs',
@@ -668,6 +675,10 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
      {StateChange('robot vacuum', 'state', 'free', 'charging'),
       StateChange('robot vacuum', 'location', '', 'robot vacuum dock')}),  # "its dock"
     ('Is the washing machine running?', set()),
+    # Running low, out or hot: how it goes, not that it is at work.
+    ('The fridge is running low on milk.', {StateChange('fridge', 'state', '', 'low')}),
+    ('The dishwasher is running out of salt.', set()),
+    ('The freezer is running hot.', {StateChange('freezer', 'state', '', 'hot')}),
     # A preposition's object never comes after a comma: "on" is the switch's particle.
     ("Ayo: I've put the washing machine on, cotton cycle.",
      {StateChange('washing machine', 'power', '', 'on'),

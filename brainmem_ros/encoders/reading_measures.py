@@ -45,6 +45,8 @@ _WORKING = frozenset({'show', 'display', 'play', 'glow', 'shine', 'blare', 'stre
 # What a device in the middle of it is: "the dishwasher's still running", "a tablet charging
 # on the shelf" (a state of its own, which ends when the device says otherwise).
 IN_PROGRESS = {'run': 'running', 'charge': 'charging'}
+# Words right after "running" that say what a thing lacks or how it goes, not that it runs.
+_RUNNING_SHORT = frozenset({'low', 'out', 'short', 'late', 'dry', 'hot'})
 # What a device that has done it is: "the washer just finished", "the dishwasher has finished".
 _DONE = {'finish': 'finished', 'complete': 'finished'}
 
@@ -80,6 +82,9 @@ class MeasureReading(SceneReading):
             working = lemma in _WORKING and tok.tag_ in {'VBG', 'VBZ', 'VBP'}
             if not (working or under_way) or self._negated(tok) or self._asked(tok) or self._unreal(tok):
                 continue
+            if under_way and any(c.dep_ in {'advmod', 'acomp', 'oprd', 'prt', 'prep'} and c.i == tok.i + 1
+                                 and c.lower_ in _RUNNING_SHORT for c in tok.children):
+                continue  # "the fridge is running low on milk", "running out of coffee": not at work
             # (Its own subject first: "Javier: The tablet is charging" hangs the verb on the speaker.)
             # ("it's charging now": the thing "it" stands for.)
             things = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names) or (

@@ -45,6 +45,8 @@ _GIVING = frozenset({'give', 'hand', 'pass', 'bring', 'lend', 'send', 'throw', '
 # Verbs of going somewhere ("entered the kitchen", "ran upstairs").
 _GOING = frozenset({'enter', 'go', 'come', 'run', 'walk', 'head', 'move', 'wander', 'climb', 'hurry', 'rush',
                     'return', 'step'})
+# Words before "on" that say what a thing lacks, not where it is ("low on ink").
+_SUPPLY = frozenset({'low', 'short'})
 # Verbs whose "into" is where the contents went ("emptied the bin into the wheelie bin").
 _EMPTYING = frozenset({'empty', 'drain'})
 
@@ -111,6 +113,11 @@ class PlaceReading(MeasureReading):
                                     for t in (m, self.doc[self.heads.get(m.i, m.i)]))
             preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
         preps += [g for g in self._onward(preps, names) if g not in preps]
+        if copula and all(is_person(m) for m in movers):
+            # "Sam is in the garden with the dog": who is with a person is where the person
+            # is, the parser hanging the phrase on the place or on the verb.
+            preps += [g for p in preps if p.lower_ in PLACE_PREPS for o in p.children if o.dep_ == 'pobj'
+                      for g in o.children if g.dep_ == 'prep' and g.lower_ == 'with' and g not in preps]
         preps.sort(key=lambda p: p.i)
         mover_names = {names[m.i] for m in movers}
         # A goal phrase naming a thing ("to the sink", "into the drawer") is where a moved
@@ -142,6 +149,8 @@ class PlaceReading(MeasureReading):
                 elif copula and all(is_person(m) for m in movers):
                     movers += self._things([o for o in outer.children if o.dep_ == 'pobj'], names)
                 continue
+            if word == 'on' and outer.i and self.doc[outer.i - 1].lower_ in _SUPPLY:
+                continue  # "the printer is low on ink", "running short on milk": what it lacks
             if not transitive and not copula and word not in RESTING_PREPS:
                 continue  # "looked at the table", "talked to Anna": no place of the subject
             if word == 'from' and not done and goal is None:
