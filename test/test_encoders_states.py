@@ -255,6 +255,9 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'Tom gave me a hug.',                      # no thing the memory follows
     'The umbrella is no longer by the door.',  # no longer there
     'The lamp is no longer on.',
+    'I want the kitchen clean.',               # a wish
+    'I need the door open.',
+    'I hope you closed the window.',
 ])
 def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
@@ -637,6 +640,9 @@ def test_next_to_is_where_a_thing_rests(x: SpacyExtractor) -> None:
     # The state an act leaves a thing in, read as the head of its name ("window open").
     ('Leo: I cracked the bedroom window open again this morning.',
      StateChange('bedroom window', 'state', 'cracked', 'open')),
+    # The object read as a clause of its own ("the car" its subject, "keys" its head).
+    ('I found the TV remote under the sofa.', StateChange('tv remote', 'location', '', 'sofa')),
+    ('We found the car keys in the garden.', StateChange('car key', 'location', '', 'garden')),
 ])
 def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: StateChange) -> None:
     changes = _changes(x, text)

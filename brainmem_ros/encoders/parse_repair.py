@@ -44,6 +44,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     as the scene's verb the participle of the thing the scene is "with", and a household noun
     read as a verb after a noun the head of its name again."""
     _mend_names(doc)
+    _mend_objects(doc)
     _mend_results(doc)
     _mend_scenes(doc)
     for tok in doc:
@@ -145,3 +146,24 @@ def _mend_names(doc: Doc) -> None:
         tok.head, tok.dep_ = (tok, 'ROOT') if prev.head.i == prev.i else (prev.head, prev.dep_)
         prev.head, prev.dep_ = tok, 'compound'
         tok.pos_, tok.tag_, tok.lemma_ = 'NOUN', 'NN', tok.lower_
+
+
+def _mend_objects(doc: Doc) -> None:
+    """"I found the TV remote under the sofa": the object read as a clause of the verb (a
+    noun as its ``ccomp``), the verb left without an object; it is the verb's object. In "found
+    the car keys in the garden" the first word of the name was also read as the clause's subject
+    ("the car" keys): it is a word of the name."""
+    for tok in doc:
+        verb = tok.head
+        if tok.pos_ != 'NOUN' or tok.dep_ not in {'ccomp', 'xcomp'} or verb.pos_ != 'VERB' or verb.i > tok.i \
+                or any(c.dep_ in {'dobj', 'obj'} for c in verb.children):
+            continue
+        first = doc[tok.i - 1]
+        if first.head.i == tok.i and first.dep_ == 'nsubj' and first.pos_ == 'NOUN':
+            first.dep_ = 'compound'
+            for child in list(first.children):
+                child.head = tok  # "the" is the name's
+        if not any(c.dep_ in {'det', 'poss'} for c in tok.children) \
+                or any(c.dep_ in {'dobj', 'nsubj', 'aux', 'cop'} for c in tok.children):
+            continue
+        tok.dep_ = 'dobj'

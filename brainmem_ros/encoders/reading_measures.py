@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 # A number with its sign, which the small tagger does not read as a number.
 _SIGNED = re.compile(r'^[-\u2212+]\d+(?:[.,]\d+)?$')
 _TRYING = frozenset({'try', 'attempt'})
+# Verbs of a wish: what their clause says is wanted, not so.
+_WISHING = frozenset({'want', 'wish', 'hope', 'need', 'prefer'})
 # Verbs that set a thing to a value: a bare number after their "to" is its setting.
 _SETTING_VERBS = frozenset({'set', 'raise', 'lower', 'turn', 'adjust', 'change', 'reset'})
 # Verbs of a device showing a value: a bare number as their object is its reading ("the
@@ -61,6 +63,8 @@ class MeasureReading(SceneReading):
         ...", an order ("Move the cup to the sink")."""
         if tok.dep_ == 'xcomp' and tok.head.lemma_.lower() in _TRYING:
             return True  # "tried putting the cup on the shelf": whether it worked is not said
+        if tok.dep_ in {'ccomp', 'xcomp'} and tok.head.lemma_.lower() in _WISHING:
+            return True  # "I want the kitchen clean": a wish
         if tok.dep_ == 'ccomp' and any(c.dep_ == 'mark' and c.lower_ in {'if', 'whether'}
                                        for c in tok.children):
             return True  # "I'm not sure if I locked the back door": a question, not a report
