@@ -445,6 +445,12 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('Grandma is with the doctor in the kitchen.',
      {StateChange('grandma', 'location', '', 'kitchen'), StateChange('doctor', 'location', '', 'kitchen')}),
     # (the parser hangs "with the dog" on the garden)
+    # "There is": the thing is where the phrase says.
+    ("There's a spider in the bathtub.", {StateChange('spider', 'location', '', 'bathtub')}),
+    ('There are two mugs on the table.', {StateChange('mug', 'location', '', 'table')}),
+    ('There is a box of tools in the garage.', {StateChange('box', 'location', '', 'garage')}),
+    ('There is no milk in the fridge.', set()),
+    ('Is there any milk in the fridge?', set()),
     ('Sam is in the garden with the dog.',
      {StateChange('sam', 'location', '', 'garden'), StateChange('dog', 'location', '', 'garden')}),
     ('The keys are in the drawer with the batteries.', {StateChange('key', 'location', '', 'drawer')}),

@@ -75,7 +75,11 @@ class PlaceReading(MeasureReading):
         # A caption's "X hanging from Y, ...": X hangs, whatever noun the parser made its object.
         hung = self._verb_lemma(tok) in HANGING and tok.tag_ == 'VBG' and not any(
             c.dep_ in {'aux', 'auxpass'} for c in tok.children)
-        if copula or (hung and any(c.dep_ == 'nsubj' for c in tok.children)):
+        existential = copula and any(c.dep_ == 'expl' for c in tok.children)
+        if existential:
+            # "There's a spider in the bathtub", "there are two mugs on the table".
+            movers = self._things([c for c in tok.children if c.dep_ == 'attr'], names)
+        elif copula or (hung and any(c.dep_ == 'nsubj' for c in tok.children)):
             movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
         else:
             movers = self._things([c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'}], names)
@@ -104,6 +108,8 @@ class PlaceReading(MeasureReading):
         preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'} or (
             c.dep_ == 'xcomp' and c.tag_ in {'VBG', 'VBN'} and not has_object(c))
                   for g in c.children if g.dep_ == 'prep']
+        if existential:
+            preps += [g for m in movers if m.dep_ == 'attr' for g in m.children if g.dep_ == 'prep']
         if transitive:
             # "moved the keys to the drawer" with the phrase hung on the object (or on
             # the head of its name when the parser split it).
