@@ -317,6 +317,7 @@ def test_source_phrase_keeps_its_own_places(x: SpacyExtractor, text: str, change
     # What a thing lacks is no place.
     'The printer is low on ink.',
     'We are running short on coffee.',
+    'I left the house, walking to the station.',  # where the speaker went
 ])
 def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     assert not [c for c in x.extract(text).state_changes if c.attribute == 'location'], text
@@ -676,6 +677,10 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
     # Done with its cycle.
     ('Kemi: The washer just finished.', {StateChange('washer', 'state', '', 'finished')}),
     ('The dishwasher has finished.', {StateChange('dishwasher', 'state', '', 'finished')}),
+    ('The washing machine finished an hour ago.', {StateChange('washing machine', 'state', '', 'finished')}),
+    # Left doing it ("running" read as a clause of "left").
+    ('Someone left the tap running in the bathroom.',
+     {StateChange('tap', 'state', '', 'running'), StateChange('tap', 'location', '', 'bathroom')}),
     ('I finished the dishwasher.', set()),
     ("I'm charging the phone.", {StateChange('phone', 'state', '', 'charging')}),  # not charged yet
     # An opening participle is done as its clause is: now, or later.

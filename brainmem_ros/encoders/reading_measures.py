@@ -49,6 +49,8 @@ _WORKING = frozenset({'show', 'display', 'play', 'glow', 'shine', 'blare', 'stre
 IN_PROGRESS = {'run': 'running', 'charge': 'charging'}
 # Words right after "running" that say what a thing lacks or how it goes, not that it runs.
 _RUNNING_SHORT = frozenset({'low', 'out', 'short', 'late', 'dry', 'hot'})
+# Verbs that leave a thing doing something ("left the tap running", "kept the engine running").
+LEFT_DOING = frozenset({'leave', 'keep'})
 # What a device that has done it is: "the washer just finished", "the dishwasher has finished".
 _DONE = {'finish': 'finished', 'complete': 'finished'}
 
@@ -92,11 +94,22 @@ class MeasureReading(SceneReading):
             # (Its own subject first: "Javier: The tablet is charging" hangs the verb on the speaker.)
             # ("it's charging now": the thing "it" stands for.)
             things = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names) or (
-                [tok.head] if tok.dep_ == 'acl' else [])
+                [tok.head] if tok.dep_ == 'acl' else []) or self._left_doing(tok, names)
             found += [StateChange(names[t.i], 'state', '', under_way) if under_way
                       else StateChange(names[t.i], 'power', '', 'on') for t in things
-                      if t.i in names and NOUN_TYPES.get(t.lemma_.lower()) == 'appliance']
+                      if t.i in names and 'appliance' in (NOUN_TYPES.get(t.lemma_.lower()),
+                                                          NOUN_TYPES.get(names[t.i]))]
         return found
+
+    def _left_doing(self, tok: Token, names: dict[int, str]) -> list[Token]:
+        """The thing a verb of leaving leaves doing ``tok`` ("someone left the tap running in the
+        bathroom", the participle read as a clause of "left")."""
+        verb = tok.head
+        if tok.dep_ not in {'advcl', 'xcomp', 'oprd'} or verb.lemma_.lower() not in LEFT_DOING \
+                or self.doc[tok.i - 1].is_punct:
+            return []  # (not "left the house, running to the bus")
+        return [o for o in self._things([c for c in verb.children if c.dep_ == 'dobj'], names)
+                if o.i < tok.i]
 
     def _level_settings(self, names: dict[int, str]) -> list[StateChange]:
         """An appliance set to a named level: "turned the bedroom heater up to high", "put the

@@ -20,7 +20,7 @@ from brainmem_ros.encoders.reading_base import (
     has_object,
     indefinite,
 )
-from brainmem_ros.encoders.reading_measures import MeasureReading
+from brainmem_ros.encoders.reading_measures import LEFT_DOING, MeasureReading
 from brainmem_ros.encoders.reading_scenes import HANGING
 from brainmem_ros.memory.types import StateChange
 
@@ -105,8 +105,11 @@ class PlaceReading(MeasureReading):
             tok.tag_ == 'VB' and self._inflected(tok))
         preps = [c for c in tok.children if c.dep_ in {'prep', 'dative'}]  # "gave the drill to Hannah"
         # "next to", "close to"; "left the umbrella drying in the tub"
+        # (or read as a clause of "left": "left the tap running in the bathroom")
+        doing = {'xcomp', 'advcl'} if self._verb_lemma(tok) in LEFT_DOING else {'xcomp'}
         preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'} or (
-            c.dep_ == 'xcomp' and c.tag_ in {'VBG', 'VBN'} and not has_object(c))
+            c.dep_ in doing and c.tag_ in {'VBG', 'VBN'} and not has_object(c)
+            and not self.doc[c.i - 1].is_punct)
                   for g in c.children if g.dep_ == 'prep']
         if existential:
             preps += [g for m in movers if m.dep_ == 'attr' for g in m.children if g.dep_ == 'prep']
