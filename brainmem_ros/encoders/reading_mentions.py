@@ -40,7 +40,7 @@ class MentionReading(OutcomeReading):
     """Things behind the words of a parse (a layer of a parse reading)."""
 
     _questions: set[int] | None = None
-    _yes_no = False
+    _yes_no: frozenset[int] = frozenset()  # starts of the sentences that ask yes or no
     _colon: int | None = None
 
     def speaker_colon(self) -> int:
@@ -54,15 +54,17 @@ class MentionReading(OutcomeReading):
         which states no change; in "The printer is jammed again, can you tell facilities?" only
         the second clause asks."""
         if self._questions is None:
-            self._questions = {t.i for s in self.doc.sents if s.text.rstrip().endswith('?') for t in s}
+            asking = [s for s in self.doc.sents if s.text.rstrip().endswith('?')]
+            self._questions = {t.i for s in asking for t in s}
             tag = self.speaker_colon()
-            opening = self.doc[tag + 1] if tag and tag + 1 < len(self.doc) else None
-            # "Ben: Is the back door locked?": a question from its first word on, however the
-            # parser hung the speaker's name on it.
-            self._yes_no = opening is not None and opening.pos_ == 'AUX' and opening.i in self._questions
+            # "Is the washing machine running?", "Ben: Is the back door locked?": a question from
+            # its first word on (after the speaker's name), however the parser hung its words.
+            openings = {s.start: self.doc[tag + 1] if tag and s.start <= tag < s.end and tag + 1 < s.end
+                        else s[0] for s in asking}
+            self._yes_no = frozenset(start for start, first in openings.items() if first.pos_ == 'AUX')
         if tok.i not in self._questions:
             return False
-        if self._yes_no and tok.sent.start <= self.speaker_colon() + 1:
+        if tok.sent.start in self._yes_no:
             return True
         verb = tok
         while verb.pos_ not in {'VERB', 'AUX'} and verb.head.i != verb.i:
