@@ -284,6 +284,9 @@ def test_only_the_asking_clause_of_a_question_states_nothing(x: SpacyExtractor) 
     ('Moved the plant from the balcony inside.', {StateChange('plant', 'location', 'balcony', 'inside')}),
     ('Brought the laundry basket upstairs.', {StateChange('laundry basket', 'location', '', 'upstairs')}),
     ('Put the dishes away.', set()),
+    # The phrase hung on the pronoun; "step" names nothing by itself: the porch's.
+    ('I found the tennis ball under the garden bench and left it on the back porch step to dry.',
+     {StateChange('tennis ball', 'location', 'garden bench', 'back porch')}),
 ])
 def test_changes_across_joined_clauses(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes

@@ -120,6 +120,8 @@ class PlaceReading(MeasureReading):
             # phrases, "found the charger under the sofa and put it on the shelf".)
             hangers = dict.fromkeys(t for m in movers if m.dep_ == 'dobj' and m.head.i == tok.i
                                     for t in (m, self.doc[self.heads.get(m.i, m.i)]))
+            # A pronoun object's own phrases ("and left it on the porch step to dry").
+            hangers.update(dict.fromkeys(c for c in tok.children if c.dep_ == 'dobj' and c.pos_ == 'PRON'))
             preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
         preps += [g for g in self._onward(preps, names) if g not in preps]
         if copula and all(is_person(m) for m in movers):

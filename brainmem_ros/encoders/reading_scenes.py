@@ -173,6 +173,12 @@ class SceneReading(MentionReading):
                     return f'{names[of.i]} {names[obj.i]}'
             if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
                 return names[obj.i]
+            if obj.i not in names:
+                # "on the back porch step": a noun that names nothing by itself (a stop word:
+                # "step", "side") is a part of the thing its modifier names.
+                part_of = next((c for c in obj.children if c.dep_ == 'compound' and c.i in names), None)
+                if part_of is not None:
+                    return names[part_of.i]
             for inner in obj.children:  # a bare noun with "of" makes a preposition
                 if inner.dep_ == 'prep' and inner.lower_ == 'of':
                     got = next((g for g in inner.children if g.dep_ == 'pobj' and g.i in names), None)
