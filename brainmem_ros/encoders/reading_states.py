@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
     NOUN_TYPES,
+    VERB_RESULT_STATES,
     switch_verbs,
 )
 from brainmem_ros.encoders.reading_base import (
@@ -67,7 +68,7 @@ class StateReading(PlaceReading):
                              and self._unreal(tok.head)):
                 # ("The garage door is not locked", "If the stove is hot", "Please turn the oven
                 # on at six": no state.)
-                value = self._partial(tok) + word
+                value = self._partial(tok) + self._as_state(tok)
                 found += [StateChange(subject, 'power' if word in POWER else 'state', '', value)
                           for subject in self._subjects_of_state(tok, names)]
             if (tok.pos_ in {'VERB', 'AUX'} or has_object(tok)) and not self._negated(tok) \
@@ -85,6 +86,13 @@ class StateReading(PlaceReading):
         found.extend(self._modes(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
+
+    def _as_state(self, tok: Token) -> str:
+        """State word ``tok`` as the state its verb leaves ("the front door opened": open, as
+        "opened the front door" says; "the tank was filled": full)."""
+        word = tok.lower_
+        result = VERB_RESULT_STATES.get(tok.lemma_.lower(), '') if tok.tag_ in {'VBN', 'VBD'} else ''
+        return result if result in self.states and result != word else word
 
     def _moved_into_state(self, tok: Token) -> bool:
         """A verb of motion right before the state it brought about ("curtains drawn closed")
@@ -279,7 +287,7 @@ class StateReading(PlaceReading):
                                                   if f in self.states), '')):
             attribute, value = 'state', done  # "closing the door": closed
         elif word in self.states and word not in POWER:
-            attribute, value = 'state', word
+            attribute, value = 'state', self._as_state(tok)
         else:
             return []
         return [StateChange(names[o.i], attribute, '', value) for o in objects]
