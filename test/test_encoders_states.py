@@ -89,6 +89,8 @@ def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> No
     ('The tank was filled.', StateChange('tank', 'state', '', 'full')),
     ('The door was shut.', StateChange('door', 'state', '', 'closed')),
     ('I shut the door.', StateChange('door', 'state', '', 'closed')),
+    ('[INFO] [door_monitor]: front door opened', StateChange('front door', 'state', '', 'open')),
+    ('door_front: opened', StateChange('door front', 'state', '', 'open')),
 ])
 def test_one_state_however_said(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert _changes(x, text) == {change}

@@ -169,6 +169,19 @@ STATE_WORDS = frozenset(_rule_list('state_words'))
 #: States that ``<verb> the X`` leaves X in ("opened the fridge" -> fridge: open).
 VERB_RESULT_STATES: dict[str, str] = dict(_rule_pairs('verb_result_states'))
 PLACING_VERBS = frozenset(_rule_list('placing_verbs'))
+
+
+@functools.cache
+def participle_states() -> dict[str, str]:
+    """State words that are a verb's participle, and the state the verb leaves: "opened" is
+    open, "filled" full, "shut" closed (one value for a state however it is said)."""
+    words = state_words()
+    out: dict[str, str] = {}
+    for verb, state in VERB_RESULT_STATES.items():
+        for form in (f'{verb}ed', f'{verb}d', verb):
+            if form in words and form != state and state in words:
+                out[form] = state
+    return out
 DETERMINERS = frozenset(_rule_list('determiners'))
 OBJECT_PRONOUNS = frozenset(_rule_list('object_pronouns'))
 SUBJECT_PRONOUNS = frozenset(_rule_list('subject_pronouns'))

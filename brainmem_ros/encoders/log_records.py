@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from brainmem_ros.encoders.lexicon import NOUN_TYPES
+from brainmem_ros.encoders.lexicon import NOUN_TYPES, participle_states
 from brainmem_ros.encoders.log_commands import STEP_VERBS
 from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes, undone
 from brainmem_ros.encoders.reading_base import HELD, PARTIAL, POWER
@@ -253,7 +253,9 @@ class RecordReader(RecordNames):
         named = keyed and word.isalpha() and word not in ROLE_KEYS | _NO_VALUE
         if (word not in self.states and not named) or (word in PROCESS_STATES and not process):
             return []
-        return [StateChange(thing, 'power' if word in POWER else 'state', '', word)]
+        # "door_front: opened" is open, as "opened the front door" reads.
+        value = participle_states().get(word, word)
+        return [StateChange(thing, 'power' if word in POWER else 'state', '', value)]
 
     def _pair(self, value: str, depth: int = 0) -> list[StateChange]:
         """A field with no key: "TV: OFF", "ward door -> OPEN", "window OPEN", "mug held",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
     NOUN_TYPES,
-    VERB_RESULT_STATES,
+    participle_states,
     switch_verbs,
 )
 from brainmem_ros.encoders.reading_base import (
@@ -91,8 +91,7 @@ class StateReading(PlaceReading):
         """State word ``tok`` as the state its verb leaves ("the front door opened": open, as
         "opened the front door" says; "the tank was filled": full)."""
         word = tok.lower_
-        result = VERB_RESULT_STATES.get(tok.lemma_.lower(), '') if tok.tag_ in {'VBN', 'VBD'} else ''
-        return result if result in self.states and result != word else word
+        return participle_states().get(word, word) if tok.tag_ in {'VBN', 'VBD'} else word
 
     def _moved_into_state(self, tok: Token) -> bool:
         """A verb of motion right before the state it brought about ("curtains drawn closed")
