@@ -700,6 +700,8 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
      {StateChange('tap', 'state', '', 'running'), StateChange('tap', 'location', '', 'bathroom')}),
     ('I finished the dishwasher.', set()),
     ("I'm charging the phone.", {StateChange('phone', 'state', '', 'charging')}),  # not charged yet
+    ('The oven is preheating to 200C.', {StateChange('oven', 'state', '', 'preheating')}),
+    ('The kettle is heating.', {StateChange('kettle', 'state', '', 'heating')}),
     # An opening participle is done as its clause is: now, or later.
     ("Marco: Opening the garage door again, I'm taking the car out.",
      {StateChange('garage door', 'state', '', 'open')}),
