@@ -71,6 +71,13 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     # A device switched on or off, however the line goes on; a switch names what it switches;
     # a climate device named by its room; its mode and set point.
     ("switch.garden_sprinkler turned on by schedule 'morning_lawn'", {('garden sprinkler', 'power', 'on')}),
+    ('light.bedroom_lamp turned on at 22:10', {('bedroom lamp', 'power', 'on')}),  # a clock's colon
+    # A state reported as a change; a door sensor's on and off are open and closed.
+    ('cover.garage_door changed to open', {('garage door', 'state', 'open')}),
+    ('lock.front_door changed from unlocked to locked', {('front door', 'state', 'locked')}),
+    ('binary_sensor.back_door changed to off', {('back door', 'state', 'closed')}),
+    ('binary_sensor.back_door: on', {('back door', 'state', 'open')}),
+    ('[INFO] [door_monitor]: front door opened', {('front door', 'state', 'open')}),
     ('{"entity": "climate.living_room", "hvac_mode": "heat", "target_temp": 21}',
      {('living room climate', 'state', 'heat'), ('living room climate', 'setting', '21')}),
     # A fill level is a reading of the thing the record is about.

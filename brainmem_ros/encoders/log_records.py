@@ -88,6 +88,11 @@ _SWITCHED = re.compile(r'^(.+?)\s+(?:was\s+|got\s+)?(?:turned|switched|powered)\
 # "mug_blue moved from sink to drying_rack".
 _ARRIVING = re.compile(r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:from\s+(.+?)\s+)?'
                        r'(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
+# Things that open and close, never switch: a sensor's "on" and "off" for one are open and closed.
+_OPENINGS = frozenset({'door', 'window', 'gate', 'hatch', 'lid', 'shutter', 'skylight'})
+# A thing's state reported as a change: "cover.garage_door changed to open", "lock.front_door
+# changed from unlocked to locked".
+_CHANGED = re.compile(r'^(.+?)\s+(?:state\s+)?changed\s+(?:from\s+(\S+)\s+)?to\s+(\S+)', re.IGNORECASE)
 # Words after a thing that say its state is reported: "front_door state changed: closed -> open".
 _REPORTED = frozenset({'changed', 'change', 'changes', 'updated', 'update', 'is', 'now'})
 
@@ -253,6 +258,9 @@ class RecordReader(RecordNames):
         named = keyed and word.isalpha() and word not in ROLE_KEYS | _NO_VALUE
         if (word not in self.states and not named) or (word in PROCESS_STATES and not process):
             return []
+        if word in POWER and thing.rsplit(' ', 1)[-1] in _OPENINGS:
+            # A door is not switched: a door sensor's "on" is open ("binary_sensor.back_door: on").
+            return [StateChange(thing, 'state', '', 'open' if word == 'on' else 'closed')]
         # "door_front: opened" is open, as "opened the front door" reads.
         value = participle_states().get(word, word)
         return [StateChange(thing, 'power' if word in POWER else 'state', '', value)]
@@ -337,6 +345,9 @@ class RecordReader(RecordNames):
         if measure:
             return self._reading(words[measure].lower(), ' '.join(words[measure + 1:]),
                                  self.thing(' '.join(words[:measure])))
+        changed = _CHANGED.match(value)
+        if changed and (thing := self.tail_thing(changed.group(1))):
+            return self._state(thing, changed.group(3), keyed=entity_id(changed.group(1)))
         switched = _SWITCHED.match(value)
         if switched and (thing := self.tail_thing(switched.group(1))):
             return [StateChange(thing, 'power', '', switched.group(2).lower())]
