@@ -24,7 +24,8 @@ _TAG = re.compile(r'^\s*\[[^\[\]]*\]\s*')  # "[seg] towel", "[INFO] [nav2]"
 _SPLIT = re.compile(r'\s*(?:\||;|>>|\t|\n|\s{3,}|,\s+|\s-\s|\s{2,}(?=[A-Za-z]+:)|\.\s+(?=[A-Z]))\s*')
 _KEY_VALUE = re.compile(r'([A-Za-z_]\w*)=(.+?)(?=\s+[A-Za-z_]\w*=|$)')
 _SPACED_EQUALS = re.compile(r'\s+=\s+')  # "front door = CLOSED": a thing and its state
-COLON = re.compile(r'^((?:[^:]|(?<=\d):(?=\d)){1,40}?)\s*(?:(?<!\d):|:(?!\d))\s*(.+)$')  # (not a clock's "22:10")
+# "key: value"; a colon between digits is a clock's ("turned on at 22:10"), no separator.
+COLON = re.compile(r'^((?:[^:]|(?<=\d):(?=\d)){1,40}?)\s*(?:(?<!\d):|:(?!\d))\s*(.+)$')
 ASIDE = re.compile(r'(?<!\w)\([^()]*\)')  # not a call's argument: "pick(mug)"
 # A confidence, score or probability: "0.91", ".87", "93%".
 CONFIDENCE = re.compile(r'^(?:[01]?\.\d+|\d{1,3}(?:\.\d+)?\s?%)$')
