@@ -335,6 +335,7 @@ def test_source_phrase_keeps_its_own_places(x: SpacyExtractor, text: str, change
     'The printer is low on ink.',
     'We are running short on coffee.',
     'I left the house, walking to the station.',  # where the speaker went
+    'I moved the chair away from the window.',  # shifted along, not taken: where to is not said
 ])
 def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     assert not [c for c in x.extract(text).state_changes if c.attribute == 'location'], text
@@ -463,6 +464,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('Grandma is with the doctor in the kitchen.',
      {StateChange('grandma', 'location', '', 'kitchen'), StateChange('doctor', 'location', '', 'kitchen')}),
     # (the parser hangs "with the dog" on the garden)
+    # Left in a state somewhere: in both.
+    ('I left the car unlocked in the driveway.',
+     {StateChange('car', 'state', '', 'unlocked'), StateChange('car', 'location', '', 'driveway')}),
+    # "I" after a name is the subject of a clause on it, not a code ("corridor B").
+    ('The towel I used is hanging on the radiator.', {StateChange('towel', 'location', '', 'radiator')}),
     # "There is": the thing is where the phrase says.
     ("There's a spider in the bathtub.", {StateChange('spider', 'location', '', 'bathtub')}),
     ('There are two mugs on the table.', {StateChange('mug', 'location', '', 'table')}),

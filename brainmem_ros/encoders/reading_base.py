@@ -124,8 +124,8 @@ def log_prefix(doc: Doc) -> set[int]:
 def is_code(doc: Doc, i: int, as_noun: set[int] | frozenset[int] = frozenset()) -> bool:
     """An identifier after a noun ("floor 3", "shelf B2"), not a quantity ("87 %", "3 m")."""
     tok = doc[i]
-    if not CODE.match(tok.text):
-        return False
+    if not CODE.match(tok.text) or (tok.text == 'I' and tok.pos_ == 'PRON'):
+        return False  # (not "the towel I used")
     if i + 1 < len(doc):
         nxt = doc[i + 1]
         unit = nxt.lower_.rstrip('.')

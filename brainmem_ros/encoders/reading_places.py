@@ -47,6 +47,9 @@ _GOING = frozenset({'enter', 'go', 'come', 'run', 'walk', 'head', 'move', 'wande
                     'return', 'step'})
 # Words before "on" that say what a thing lacks, not where it is ("low on ink").
 _SUPPLY = frozenset({'low', 'short'})
+# Verbs of shifting a thing along, which leave it where it stops, not in hand ("moved the chair
+# away from the window").
+_SHIFTING = frozenset({'move', 'push', 'slide', 'drag', 'shift', 'roll', 'kick', 'nudge', 'shove'})
 # Verbs whose "into" is where the contents went ("emptied the bin into the wheelie bin").
 _EMPTYING = frozenset({'empty', 'drain'})
 
@@ -107,7 +110,7 @@ class PlaceReading(MeasureReading):
         # "next to", "close to"; "left the umbrella drying in the tub"
         # (or read as a clause of "left": "left the tap running in the bathroom")
         doing = {'xcomp', 'advcl'} if self._verb_lemma(tok) in LEFT_DOING else {'xcomp'}
-        preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod'} or (
+        preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod', 'oprd'} or (
             c.dep_ in doing and c.tag_ in {'VBG', 'VBN'} and not has_object(c)
             and not self.doc[c.i - 1].is_punct)
                   for g in c.children if g.dep_ == 'prep']
@@ -184,7 +187,7 @@ class PlaceReading(MeasureReading):
                           if t.dep_ == 'advmod' and t.lower_ in DIRECTIONS), '')
         gripping = self._doing(tok) and self._verb_lemma(tok) in _TAKING_GRIP  # "I'm borrowing the key"
         if not after and transitive and (done or gripping) and not destination \
-                and (before or self._taking(tok)):
+                and (before or self._taking(tok)) and self._verb_lemma(tok) not in _SHIFTING:
             after = self.speaker if self._said_by_speaker(tok) else HELD  # "Dana: I grabbed my phone"
         if not after:
             return []
