@@ -505,6 +505,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a dark television screen in an empty living room, a remote control on the coffee table',
      {StateChange('remote control', 'location', '', 'coffee table')}),
     ('a laundry basket with a blue towel', {StateChange('blue towel', 'location', '', 'laundry basket')}),
+    # What a room is shown with is in it, however the parser joins the list (not a thing's).
+    ('a bathroom with a toilet and a sink',
+     {StateChange('toilet', 'location', '', 'bathroom'), StateChange('sink', 'location', '', 'bathroom')}),
+    ('a desk with a laptop and a lamp', {StateChange('laptop', 'location', '', 'desk')}),
     # A relative clause says of the thing it is hung on, as it is now (not where it had been).
     ('there is a dog that is laying on the floor', {StateChange('dog', 'location', '', 'floor')}),
     ('the keys that were on the hook are gone', set()),
