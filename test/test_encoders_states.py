@@ -464,6 +464,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('Grandma is with the doctor in the kitchen.',
      {StateChange('grandma', 'location', '', 'kitchen'), StateChange('doctor', 'location', '', 'kitchen')}),
     # (the parser hangs "with the dog" on the garden)
+    # "to" and a bare word after a place phrase says what for.
+    ('Omar: I put the chicken in the fridge to thaw.', {StateChange('chicken', 'location', '', 'fridge')}),
+    ('I moved the box to storage.', {StateChange('box', 'location', '', 'storage')}),
+    # On since a time, the speaker's name before it.
+    ("Kai: The heater's been on since this morning.", {StateChange('heater', 'power', '', 'on')}),
     # Left in a state somewhere: in both.
     ('I left the car unlocked in the driveway.',
      {StateChange('car', 'state', '', 'unlocked'), StateChange('car', 'location', '', 'driveway')}),

@@ -60,7 +60,8 @@ class StateReading(PlaceReading):
                     and not any(c.dep_ in {'pobj', 'pcomp'} and c.lemma_.lower() not in _TIMES
                                 for c in tok.children) \
                     and not self._moved_into_state(tok) \
-                    and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER) \
+                    and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER
+                                                     and tok.head.lemma_.lower() != 'be') \
                     and not any(c.dep_ == 'prt' and c.lower_ in POWER for c in tok.children) \
                     and not self._denied(tok) and not self._unreal(tok) \
                     and not (word in POWER and tok.head.lemma_.lower() == 'put') \
