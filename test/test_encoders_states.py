@@ -89,6 +89,9 @@ def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> No
     ('The tank was filled.', StateChange('tank', 'state', '', 'full')),
     ('The door was shut.', StateChange('door', 'state', '', 'closed')),
     ('I shut the door.', StateChange('door', 'state', '', 'closed')),
+    # A done act leaves its thing in the verb's result state, the participle no state word.
+    ('I wiped the table.', StateChange('table', 'state', '', 'clean')),
+    ('I refilled the kettle.', StateChange('kettle', 'state', '', 'full')),
     ('[INFO] [door_monitor]: front door opened', StateChange('front door', 'state', '', 'open')),
     ('door_front: opened', StateChange('door front', 'state', '', 'open')),
 ])

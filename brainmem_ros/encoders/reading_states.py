@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
     NOUN_TYPES,
+    VERB_RESULT_STATES,
     participle_states,
     switch_verbs,
 )
@@ -288,6 +289,8 @@ class StateReading(PlaceReading):
             attribute, value = 'state', done  # "closing the door": closed
         elif word in self.states and word not in POWER:
             attribute, value = 'state', self._as_state(tok)
+        elif tok.tag_ in {'VBD', 'VBN'} and (value := VERB_RESULT_STATES.get(lemma, '')) in self.states:
+            attribute = 'state'  # "wiped the table", "refilled the kettle": clean, full
         else:
             return []
         return [StateChange(names[o.i], attribute, '', value) for o in objects]
