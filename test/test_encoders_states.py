@@ -473,6 +473,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('I moved the box to storage.', {StateChange('box', 'location', '', 'storage')}),
     # On since a time, the speaker's name before it.
     ("Kai: The heater's been on since this morning.", {StateChange('heater', 'power', '', 'on')}),
+    # A past verb joined to another shares its subject.
+    ('The cup slipped out of my gripper and fell on the floor.',
+     {StateChange('cup', 'location', '', 'floor')}),
+    ('The cat jumped off the table and landed on the sofa.', {StateChange('cat', 'location', '', 'sofa')}),
     # Left in a state somewhere: in both.
     ('I left the car unlocked in the driveway.',
      {StateChange('car', 'state', '', 'unlocked'), StateChange('car', 'location', '', 'driveway')}),

@@ -96,7 +96,9 @@ class PlaceReading(MeasureReading):
             # "the umbrella is leaning against the rack": the subject is what is placed; a verb
             # joined to one with a subject shares it ("an umbrella opened up and drying on the floor").
             subjects = [c for c in tok.children if c.dep_ == 'nsubj']
-            if not subjects and tok.dep_ == 'conj' and tok.tag_ == 'VBG':
+            # ("The cup slipped out of my gripper and fell on the floor": both past.)
+            shared = tok.tag_ == 'VBG' or tok.tag_ == tok.head.tag_ == 'VBD'
+            if not subjects and tok.dep_ == 'conj' and shared:
                 subjects = [c for c in tok.head.children if c.dep_ == 'nsubj']
             movers = self._things(subjects, names)
         movers = [m for m in movers if not any(c.dep_ == 'det' and c.lower_ == 'no' for c in m.children)
