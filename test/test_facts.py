@@ -613,6 +613,11 @@ def test_an_act_on_a_pronoun_answers_the_question_before_it(mem: BrainMem) -> No
     assert mem.state_of('pinking shears')[0].value == 'top drawer'
     mem.store('Ben: Got them, thanks.', stamp=T0 + 235, episode_id=ep)  # who took them has them
     assert mem.state_of('pinking shears')[0].value == 'ben'
+    # The subject after its verb in a question is the thing asked of ("bike lights" had read
+    # as a verb, "lights", the question naming no thing).
+    mem.store('Ben: Where are the bike lights?', stamp=T0 + 236, episode_id=ep)
+    mem.store('Ana: They are on the hook.', stamp=T0 + 237, episode_id=ep)
+    assert mem.state_of('bike lights')[0].value == 'hook'
     # A plan states nothing.
     mem.store('Ben: Did you close the skylight?', stamp=T0 + 240, episode_id=ep)
     mem.store("Ana: No, I'll close it later.", stamp=T0 + 300, episode_id=ep)

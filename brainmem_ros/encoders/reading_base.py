@@ -170,6 +170,9 @@ def repairs(doc: Doc, verbs: frozenset[str], irregular: dict[str, list[str]],
                                          and tok.lemma_.lower() in verbs) or past)
                     and prev is not None and not (has_verb and tok.dep_ in {'dobj', 'pobj'})
                     and not (tok.dep_ == 'pobj' and tok.head.lower_ == 'of')  # "a set of car keys on"
+                    # (nor the subject after its verb: "Where are the car keys?")
+                    and not (tok.dep_ in {'nsubj', 'nsubjpass'} and tok.head.i < tok.i
+                             and tok.head.pos_ in {'AUX', 'VERB'})
                     and first.i not in as_verb  # the opening verb is the predicate
                     and prev.pos_ in NOMINAL and (nxt is None or nxt.pos_ in {'ADP', 'PUNCT', 'ADV'})
                     and (not has_verb or prev.pos_ == 'PROPN'
