@@ -618,6 +618,17 @@ def test_an_act_on_a_pronoun_answers_the_question_before_it(mem: BrainMem) -> No
     mem.store('Ben: Where are the bike lights?', stamp=T0 + 236, episode_id=ep)
     mem.store('Ana: They are on the hook.', stamp=T0 + 237, episode_id=ep)
     assert mem.state_of('bike lights')[0].value == 'hook'
+    # A bare yes answers the question just before it: the act asked about is done, the state
+    # asked about holds; a no, or a yes taken back, says nothing.
+    mem.store('Ben: Did you lock the garden shed?', stamp=T0 + 238, episode_id=ep)
+    mem.store('Ana: Yes.', stamp=T0 + 239, episode_id=ep)
+    assert [(f.value, f.source) for f in mem.state_of('garden shed')] == [('locked', 'fallback')]
+    mem.store('Ben: Is the side gate open?', stamp=T0 + 239.5, episode_id=ep)
+    mem.store('Ana: Yep, wide open.', stamp=T0 + 239.7, episode_id=ep)
+    assert [(f.value, f.source) for f in mem.state_of('side gate')] == [('open', 'fallback')]
+    mem.store('Ben: Did you switch off the porch heater?', stamp=T0 + 239.8, episode_id=ep)
+    mem.store('Ana: No, not yet.', stamp=T0 + 239.9, episode_id=ep)
+    assert mem.state_of('porch heater') == []
     # A plan states nothing.
     mem.store('Ben: Did you close the skylight?', stamp=T0 + 240, episode_id=ep)
     mem.store("Ana: No, I'll close it later.", stamp=T0 + 300, episode_id=ep)

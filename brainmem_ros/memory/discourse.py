@@ -12,8 +12,10 @@ state ("No, it's still open"). Negations, questions, plans and conditions state 
 ("it's not there", "is it in the car?", "I'll put it on the shelf"). The thing is that of
 the nearest of the last few utterances that names one: the last thing it placed or, failing
 that, the thing it asked about ("Did you close the skylight?" "No, it's still open"; "Where's
-the remote?" "Not here." "Oh, it's under the cushion"), or the last it said anything of. Such
-a claim is a ``fallback``: less sure than what a sentence says outright.
+the remote?" "Not here." "Oh, it's under the cushion"), or the last it said anything of. A
+bare yes answers the question just before it: "Did you lock the shed?" "Yes." (the state
+the act leaves), "Is the gate open?" "Yep." (the state asked about). Such a claim is a
+``fallback``: less sure than what a sentence says outright.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from brainmem_ros.encoders.lexicon import COMPARTMENTS
+from brainmem_ros.encoders.lexicon import COMPARTMENTS, VERB_RESULT_STATES
 from brainmem_ros.memory.entity_names import DETERMINERS, find_name, name_words, speaker, text_words
 from brainmem_ros.memory.facts import CONFIDENCE, HOLDER, LOCATION, Claim, claims_of
 from brainmem_ros.memory.types import MemoryUnit, unowned
@@ -43,6 +45,10 @@ _STATES = frozenset({'open', 'closed', 'shut', 'ajar', 'locked', 'unlocked', 'on
 _DONE_TO = {'locked': 'locked', 'unlocked': 'unlocked', 'closed': 'closed', 'shut': 'shut', 'opened': 'open',
             'emptied': 'empty', 'unplugged': 'unplugged', 'plugged': 'plugged', 'cleaned': 'clean'}
 _SWITCHED = frozenset({'turned', 'switched', 'flicked'})
+_SWITCH_BASES = frozenset({'turn', 'switch', 'flick'})
+# A bare yes, and the words that take it back ("yes, but not the back one").
+_YES = frozenset({'yes', 'yeah', 'yep', 'yup', 'done'})
+_DENIED = frozenset({'not', 'no', 'never', 'but'})
 # Acts after which who speaks has "it" ("Got them, thanks").
 _TAKEN = frozenset({'got', 'grabbed', 'took', 'have', 'fetched'})
 # Words an answer that names only a place may open with ("back in the drawer").
@@ -71,7 +77,7 @@ def told_of(unit: MemoryUnit, own: Sequence[Claim],
     else:
         place, mine = _fragment_place(unit), False  # "Back in the top drawer."
         if not place:
-            return []
+            return _confirmed(unit, earlier) if _affirms(unit) else []
     state = '' if place or own else _state_after_pronoun(unit) or _done_to_pronoun(unit)
     who = speaker(unit.text) if mine else ''
     if (not place and not state) or (mine and not who):
@@ -87,6 +93,48 @@ def told_of(unit: MemoryUnit, own: Sequence[Claim],
     attribute = LOCATION if place else 'power' if state in ('on', 'off') else 'state'
     return [Claim(thing, attribute, place or state, unit.stamp, unit.id, 'fallback', CONFIDENCE['fallback'],
                   unit.pose)]
+
+
+def _affirms(unit: MemoryUnit) -> bool:
+    """``unit`` is a bare yes ("Amy: Yes.", "Yes, I did.", "Yep, done")."""
+    words = text_words(unit.text)
+    who = speaker(unit.text)
+    if who and words[:1] == [who]:
+        words = words[1:]
+    return 0 < len(words) <= 4 and words[0] in _YES and not _DENIED & set(words) \
+        and not any(w.endswith("n't") for w in words)
+
+
+def _confirmed(unit: MemoryUnit, earlier: Callable[[], Sequence[MemoryUnit]]) -> list[Claim]:
+    """A yes to the question just before ("Did you lock the shed?" "Yes."): the state the act
+    asked about leaves its thing in, or the state asked about ("Is the gate open?")."""
+    question = next((u for u in earlier() if u.episode_id == unit.episode_id), None)
+    if question is None or not question.text.rstrip().endswith('?'):
+        return []
+    thing, (attribute, value) = _thing_of(question), _asked_state(question)
+    if not thing or not value:
+        return []
+    return [Claim(thing, attribute, value, unit.stamp, unit.id, 'fallback', CONFIDENCE['fallback'],
+                  unit.pose)]
+
+
+def _asked_state(question: MemoryUnit) -> tuple[str, str]:
+    """(attribute, value) a yes/no question asks of its thing: "did you lock ...", "have you
+    switched off ...", "is the gate open?"; ('', '') for none."""
+    for words in _sentences(question.text, asked=True):
+        for i, word in enumerate(words):
+            if word in {'did', 'have', 'has'} and i + 2 < len(words):
+                verb, rest = words[i + 2], words[i + 3:i + 8]
+                if verb in _SWITCH_BASES | _SWITCHED and ({'on', 'off'} & set(rest)):
+                    return 'power', next(w for w in rest if w in {'on', 'off'})
+                state = VERB_RESULT_STATES.get(verb) or _DONE_TO.get(verb, '')
+                if state:
+                    return 'state', state
+            if word in {'is', 'are'}:
+                said = next((w for w in words[i + 1:i + 7] if w in _STATES), '')
+                if said:
+                    return ('power' if said in {'on', 'off'} else 'state'), said
+    return '', ''
 
 
 def _thing_of(before: MemoryUnit) -> str:
