@@ -169,6 +169,22 @@ def test_near_duplicates_fold_into_one_unit(mem_factory: Any) -> None:
     assert later.created
 
 
+def test_a_speaker_repeating_words_after_another_turn_is_a_new_turn(mem_factory: Any) -> None:
+    mem: BrainMem = mem_factory()
+    mem.store('Ben: Did you lock the shed?', stamp=T0, episode_id='talk')
+    yes = mem.store_ex('Ana: Yes.', stamp=T0 + 5, episode_id='talk')
+    again = mem.store_ex('Ana: Yes.', stamp=T0 + 6, episode_id='talk')  # nothing said between: folded
+    assert not again.created and again.unit.id == yes.unit.id
+    mem.store('Ben: Is the gate open?', stamp=T0 + 10, episode_id='talk')
+    answer = mem.store_ex('Ana: Yes.', stamp=T0 + 15, episode_id='talk')  # answers another question
+    assert answer.created and answer.unit.id != yes.unit.id
+    assert [f.value for f in mem.state_of('gate')] == ['open']
+    # A caption seen again after another folds as before: the camera sees the same scene.
+    mem.store('a cup on the kitchen table', stamp=T0 + 20, episode_id='cam')
+    mem.store('a cat on the sofa', stamp=T0 + 21, episode_id='cam')
+    assert not mem.store_ex('a cup on the kitchen table', stamp=T0 + 22, episode_id='cam').created
+
+
 def test_filters(mem_factory: Any) -> None:
     mem: BrainMem = mem_factory()
     k = mem.store('The kettle is on the kitchen counter', stamp=T0, episode_id='a', pose=Pose(1, 1))

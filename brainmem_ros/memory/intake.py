@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from brainmem_ros.encoders.base import Extractor
 from brainmem_ros.memory.config import DynamicsConfig
+from brainmem_ros.memory.entity_names import speaker
 from brainmem_ros.memory.graph import Neighbours
 from brainmem_ros.memory.requests import CheckedObservation
 from brainmem_ros.memory.store import SqliteStore
@@ -51,7 +52,8 @@ def draft_unit(obs: CheckedObservation, pose: Pose | None, extractor: Extractor,
 
 def find_repeat(store: SqliteStore, unit: MemoryUnit, nearest: Neighbours | None,
                 config: DynamicsConfig) -> MemoryUnit | None:
-    """The stored unit ``unit`` repeats (same episode, type, time, place and numbers), if any."""
+    """The stored unit ``unit`` repeats (same episode, type, time, place and numbers; for a
+    speaker's words, also nothing said in between), if any."""
     if nearest is None:
         return None
     scores, ids = nearest
@@ -70,5 +72,15 @@ def find_repeat(store: SqliteStore, unit: MemoryUnit, nearest: Neighbours | None
         # Numbers name things (room 214, cup 3, message 7): never fold them together.
         if _NUMBER.findall(unit.text) != _NUMBER.findall(other.text):
             continue
+        if speaker(unit.text) and unit.episode_id and not _last_said(store, unit, other):
+            continue  # "Ana: Yes." to a new question is a new answer, not the last one again
         return other
     return None
+
+
+def _last_said(store: SqliteStore, unit: MemoryUnit, other: MemoryUnit) -> bool:
+    """``other`` is the episode's latest unit before ``unit``: a speaker repeating the words
+    just said, with nothing said in between (a caption repeated as the camera sees the same
+    scene folds whatever came between)."""
+    latest = store.episode_before(unit.episode_id, unit.stamp, since=other.stamp, limit=1)
+    return bool(latest) and latest[0][0] == other.id
