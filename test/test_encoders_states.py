@@ -473,6 +473,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('I moved the box to storage.', {StateChange('box', 'location', '', 'storage')}),
     # On since a time, the speaker's name before it.
     ("Kai: The heater's been on since this morning.", {StateChange('heater', 'power', '', 'on')}),
+    # Who went to a place is there.
+    ('Dad went to the shop.', {StateChange('dad', 'location', '', 'shop')}),
+    ('Mum has gone to the shops.', {StateChange('mum', 'location', '', 'shop')}),
     # A past verb joined to another shares its subject.
     ('The cup slipped out of my gripper and fell on the floor.',
      {StateChange('cup', 'location', '', 'floor')}),

@@ -237,16 +237,19 @@ class PlaceReading(MeasureReading):
 
     def _went(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"The cat entered the kitchen", "Luna ran upstairs": the subject of a done act of
-        going is where it went (with a preposition, "went into the garden", the placement
-        reads it)."""
+        going is where it went, and so is "Dad went to the shop" (with a preposition of where
+        a thing rests, "went into the garden", the placement reads it)."""
         if tok.tag_ not in {'VBD', 'VBN'} or self._verb_lemma(tok) not in _GOING:
             return []
         # (Not a record's tag the parser took for a subject: "tracker: person_2 entered ...".)
         goers = self._things([c for c in tok.children if c.dep_ == 'nsubj'
                               and not (c.i + 1 < len(self.doc) and self.doc[c.i + 1].text == ':')], names)
         objects = [c for c in tok.children if c.dep_ == 'dobj' and c.i in names]
+        goal = next((p for p in tok.children if p.dep_ == 'prep' and p.lower_ == 'to'), None)
         if objects and self._verb_lemma(tok) == 'enter':
             place = names[objects[0].i]
+        elif goal is not None:
+            place = self._place_of(goal, names)  # "Tom went to the kitchen"
         else:
             place = next((c.lower_ for c in tok.children if c.dep_ == 'advmod' and c.lower_ in DIRECTIONS
                           and not objects), '')
