@@ -67,6 +67,8 @@ def test_no_result_state_without_a_done_act(x: SpacyExtractor, text: str) -> Non
     ('The umbrella stand in the hallway is empty.', StateChange('umbrella stand', 'state', '', 'empty')),
     ('The kitchen sink is clogged.', StateChange('kitchen sink', 'state', '', 'clogged')),
     ('My phone is dead.', StateChange('phone', 'state', '', 'dead')),
+    ('The bread has gone stale.', StateChange('bread', 'state', '', 'stale')),
+    ('The milk has expired.', StateChange('milk', 'state', '', 'expired')),
     ('The fridge door was left ajar.', StateChange('fridge door', 'state', '', 'ajar')),
     ('I emptied the trash can.', StateChange('trash can', 'state', '', 'empty')),
     # "on" before a stretch of time is on.
