@@ -342,6 +342,8 @@ def test_source_phrase_keeps_its_own_places(x: SpacyExtractor, text: str, change
     'We are running short on coffee.',
     'I left the house, walking to the station.',  # where the speaker went
     'I moved the chair away from the window.',  # shifted along, not taken: where to is not said
+    'The parcel arrived on Monday.',  # a time, not a place
+    'Sam came on Tuesday.',
 ])
 def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     assert not [c for c in x.extract(text).state_changes if c.attribute == 'location'], text
@@ -477,6 +479,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ("Kai: The heater's been on since this morning.", {StateChange('heater', 'power', '', 'on')}),
     # Who went to a place is there.
     ('Dad went to the shop.', {StateChange('dad', 'location', '', 'shop')}),
+    ('The parcel arrived on the doorstep on Monday.', {StateChange('parcel', 'location', '', 'doorstep')}),
+    # A device that came on is on.
+    ('The heating came on at six.', {StateChange('heating', 'power', '', 'on')}),
     ('Mum has gone to the shops.', {StateChange('mum', 'location', '', 'shop')}),
     # A past verb joined to another shares its subject.
     ('The cup slipped out of my gripper and fell on the floor.',

@@ -135,6 +135,14 @@ def is_code(doc: Doc, i: int, as_noun: set[int] | frozenset[int] = frozenset()) 
     return prev is not None and (prev.pos_ in NOMINAL | {'ADJ'} or prev.i in as_noun) and not prev.is_punct
 
 
+# Nouns of a time, never a place ("arrived on Monday", "at noon").
+TIME_NOUNS = frozenset({
+    'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'weekend', 'noon',
+    'midnight', 'morning', 'afternoon', 'evening', 'night', 'today', 'tonight', 'tomorrow', 'yesterday',
+    'january', 'february', 'march', 'april', 'june', 'july', 'august', 'september', 'october',
+    'november', 'december', 'christmas', 'birthday'})
+
+
 # English personal, possessive and reflexive pronouns: a closed class.
 _PRONOUNS = frozenset({
     'i', 'me', 'my', 'mine', 'myself', 'you', 'your', 'yours', 'yourself', 'yourselves', 'he', 'him', 'his',

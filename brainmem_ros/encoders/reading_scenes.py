@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import COMPARTMENTS, NOUN_TYPES
-from brainmem_ros.encoders.reading_base import POWER, RESTING_PREPS, determined, has_object
+from brainmem_ros.encoders.reading_base import POWER, RESTING_PREPS, TIME_NOUNS, determined, has_object
 from brainmem_ros.encoders.reading_mentions import MentionReading
 from brainmem_ros.memory.types import StateChange
 
@@ -167,8 +167,8 @@ class SceneReading(MentionReading):
         """The thing a preposition names: its object, or what that object is part of
         ("in front of the sofa", "on top of the fridge")."""
         for obj in prep.children:
-            if obj.dep_ != 'pobj':
-                continue
+            if obj.dep_ != 'pobj' or obj.lemma_.lower() in TIME_NOUNS:
+                continue  # (nor a time: "arrived on Monday", "at noon")
             bare = not determined(obj) or obj.lemma_.lower() in _PARTS
             if obj.i in names and obj.lemma_.lower() in COMPARTMENTS:
                 # "in the drawer of my nightstand": the nightstand drawer, a place of its own.

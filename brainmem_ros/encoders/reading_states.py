@@ -180,7 +180,9 @@ class StateReading(PlaceReading):
         found: list[StateChange] = []
         for tok in self.doc:
             verb = tok.head
-            if tok.lower_ not in POWER or tok.dep_ != 'prt' or verb.lemma_ not in _SWITCHING \
+            # (and "the heating came on at six")
+            switching = verb.lemma_ in _SWITCHING or (verb.lemma_ == 'come' and tok.lower_ == 'on')
+            if tok.lower_ not in POWER or tok.dep_ != 'prt' or not switching \
                     or verb.tag_ not in {'VBN', 'VBD'} or has_object(verb) or self._negated(verb) \
                     or self._asked(verb) or any(self._unreal(a) for a in (verb, *verb.ancestors)):
                 continue
