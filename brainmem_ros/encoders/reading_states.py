@@ -16,7 +16,6 @@ from brainmem_ros.encoders.reading_base import (
     HELD,
     PARTIAL,
     POWER,
-    TIME_NOUNS,
     has_object,
     indefinite,
 )
@@ -41,7 +40,7 @@ _DEGREES = PARTIAL | {'wide', 'fully'}
 _BREAKING = {'break': 'broken', 'crack': 'cracked', 'shatter': 'broken', 'snap': 'broken', 'smash': 'broken',
              'tear': 'torn', 'rip': 'torn'}
 # Nouns of a stretch of time: "on all night" is on (the parser reads "on" as its preposition).
-_TIMES = TIME_NOUNS | {'day', 'week', 'while'}
+_TIMES = frozenset({'night', 'day', 'morning', 'afternoon', 'evening', 'week', 'weekend', 'while'})
 
 
 class StateReading(PlaceReading):
