@@ -40,6 +40,7 @@ _DEGREES = PARTIAL | {'wide', 'fully'}
 _BREAKING = {'break': 'broken', 'crack': 'cracked', 'shatter': 'broken', 'snap': 'broken', 'smash': 'broken',
              'tear': 'torn', 'rip': 'torn'}
 # Nouns of a stretch of time: "on all night" is on (the parser reads "on" as its preposition).
+# Not reading_base.TIME_NOUNS, which holds dates too: "on Monday" says when, not that it is on.
 _TIMES = frozenset({'night', 'day', 'morning', 'afternoon', 'evening', 'week', 'weekend', 'while'})
 
 
