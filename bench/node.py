@@ -8,7 +8,6 @@ benchmarks that never start one do not need it.
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +28,7 @@ def node_and_client(data_dir: Path, params: dict[str, Any], *, params_file: Path
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
 
-    from brainmem_ros.ros.spin import spin
+    from brainmem_ros.ros.spin import SpinThread
 
     sys.path.insert(0, str(REPO / 'test'))
     from rosutil import node_process
@@ -41,14 +40,12 @@ def node_and_client(data_dir: Path, params: dict[str, Any], *, params_file: Path
     client = rclpy.create_node(client_name, context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(client)
-    spinner = threading.Thread(target=spin, args=(executor,), daemon=True)
-    spinner.start()
+    spinning = SpinThread(executor, name='bench-client')
     try:
         with node_process(['--ros-args', '--params-file', str(params_file)], log=log) as proc:
             yield client, proc.pid
     finally:
-        executor.shutdown()
-        spinner.join(10)
+        spinning.stop()
         client.destroy_node()
         rclpy.try_shutdown(context=context)
 

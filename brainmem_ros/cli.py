@@ -23,7 +23,6 @@ import math
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -114,18 +113,15 @@ def ros_node(name: str) -> Iterator[Any]:
     node = rclpy.create_node(name)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    from brainmem_ros.ros.spin import spin
+    from brainmem_ros.ros.spin import SpinThread
 
-    thread = threading.Thread(target=spin, args=(executor,), daemon=True)
-    thread.start()
+    spinning = SpinThread(executor, name='brainmem-cli')
     try:
         yield node
     finally:
-        executor.shutdown()
-        thread.join(5)  # before anything it waits on is destroyed under it
+        spinning.stop()  # the loop ends before anything it waits on is destroyed under it
         node.destroy_node()
         rclpy.try_shutdown()
-        thread.join(2)
 
 
 # Argument types: a value the messages cannot carry (rclpy would raise deep inside a

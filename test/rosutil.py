@@ -23,7 +23,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from brainmem_ros.ros.client import answer
-from brainmem_ros.ros.spin import spin
+from brainmem_ros.ros.spin import SpinThread
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -124,16 +124,17 @@ def running_node(data_dir: Path, *, namespace: str | None = None, extra: dict[st
     executor = MultiThreadedExecutor(num_threads=4, context=context)
     executor.add_node(node)
     executor.add_node(client)
-    thread = threading.Thread(target=spin, args=(executor,), daemon=True)
+    spinning: SpinThread | None = None
     try:
         assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
         assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
-        thread.start()
+        spinning = SpinThread(executor, name='test-node')
         yield node, client
     finally:
-        executor.shutdown()
-        if thread.is_alive():
-            thread.join(5)  # before anything it waits on is destroyed under it
+        if spinning is not None:
+            spinning.stop()  # the loop ends before anything it waits on is destroyed under it
+        else:
+            executor.shutdown()
         node.release()
         node.destroy_node()
         client.destroy_node()

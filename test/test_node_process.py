@@ -17,7 +17,7 @@ from rosutil import node_env, node_process, wait_for
 from brainmem_ros.memory import BrainMem
 from brainmem_ros.ros.client import MemoryClient, MemoryServiceError
 from brainmem_ros.ros.replay import replay
-from brainmem_ros.ros.spin import spin
+from brainmem_ros.ros.spin import SpinThread
 
 pytestmark = pytest.mark.ros
 
@@ -26,15 +26,12 @@ class Planner:
     """A client node spun in a background thread, as a planner would have."""
 
     def __init__(self) -> None:
-        import threading
-
         self.context = Context()
         rclpy.init(context=self.context)
         self.node = rclpy.create_node('planner', context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=spin, args=(self.executor,), daemon=True)
-        self.thread.start()
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        self.spinning = SpinThread(executor, name='planner')
 
     def client(self, namespace: str) -> MemoryClient:
         client = MemoryClient(self.node, namespace=namespace, timeout=30.0)
@@ -42,8 +39,7 @@ class Planner:
         return client
 
     def close(self) -> None:
-        self.executor.shutdown()
-        self.thread.join(5)  # before anything it waits on is destroyed under it
+        self.spinning.stop()  # the loop ends before anything it waits on is destroyed under it
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 

@@ -22,16 +22,14 @@ namespace apply to every node of the process).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.task import Future
 
-from brainmem_ros.ros.spin import spin
+from brainmem_ros.ros.spin import SpinThread
 
 #: What the query node's name adds to the memory node's.
 SUFFIX = '_recall'
@@ -46,22 +44,12 @@ class QueryServer:
                                       enable_rosout=False)
         for srv_type, name, callback in services:
             self.node.create_service(srv_type, name, callback)
-        self._executor = SingleThreadedExecutor(context=parent.context)
-        self._executor.add_node(self.node)
-        self._stop: Future = Future(executor=self._executor)
-        self._thread = threading.Thread(target=spin, args=(self._executor,), kwargs={'until': self._stop},
-                                        name='brainmem-recall', daemon=True)
-        self._thread.start()
+        executor = SingleThreadedExecutor(context=parent.context)
+        executor.add_node(self.node)
+        self._spinning = SpinThread(executor, name='brainmem-recall')
 
     def close(self) -> None:
-        """Stop serving (after the query under way) and destroy the node.
-
-        The spinning thread ends first, then the executor is shut down: shutting it
-        down while the thread waited destroyed the guard conditions under it, and the
-        node process died of SIGSEGV in about one exit in five.
-        """
-        self._stop.set_result(None)  # wakes the executor: its loop returns
-        if self._thread is not threading.current_thread():
-            self._thread.join(10.0)
-        self._executor.shutdown()
+        """Stop serving (after the query under way) and destroy the node (the spinning
+        thread ends first: :class:`~brainmem_ros.ros.spin.SpinThread`)."""
+        self._spinning.stop()
         self.node.destroy_node()
