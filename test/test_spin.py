@@ -8,10 +8,10 @@ import threading
 import pytest
 import rclpy
 from rclpy.context import Context
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from std_msgs.msg import String
 
-from brainmem_ros.ros.spin import spin
+from brainmem_ros.ros.spin import SpinThread, spin
 
 pytestmark = pytest.mark.ros
 
@@ -50,3 +50,31 @@ def test_spin_survives_entities_destroyed_while_it_waits() -> None:
         node.destroy_node()  # type: ignore[no-untyped-call]
         rclpy.try_shutdown(context=context)
     assert not thread.is_alive()  # shutdown still ends it
+
+
+def test_a_spin_thread_ends_its_loop_before_its_nodes_are_destroyed() -> None:
+    # Shutting the executor down while its thread waited left that thread holding the node's
+    # entities; destroy_node then waited for them forever (a test's teardown, once in CI).
+    # SpinThread.stop ends the loop first: each round's teardown must return, thread gone.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(0.0001)  # shorter switches make the race likelier
+    try:
+        for i in range(20):
+            context = Context()
+            rclpy.init(context=context)
+            node = rclpy.create_node(f'spin_stop_{i}', context=context)
+            node.create_publisher(String, 'spin_stop', 10)
+            node.create_timer(0.0005, lambda: None)  # keeps the executor in and out of its wait
+            executor = SingleThreadedExecutor(context=context) if i % 2 else \
+                MultiThreadedExecutor(num_threads=2, context=context)
+            executor.add_node(node)
+            spinning = SpinThread(executor, name=f'spin-stop-{i}')
+            teardown = threading.Thread(target=lambda n=node, s=spinning: (s.stop(), n.destroy_node()),
+                                        daemon=True)
+            teardown.start()
+            teardown.join(60)
+            assert not teardown.is_alive(), f'round {i}: stop and destroy_node did not return'
+            assert not spinning.running
+            rclpy.try_shutdown(context=context)
+    finally:
+        sys.setswitchinterval(switch)

@@ -72,6 +72,11 @@ class SpinThread:
                                         name=name, daemon=True)
         self._thread.start()
 
+    @property
+    def running(self) -> bool:
+        """Whether the thread still spins."""
+        return self._thread.is_alive()
+
     def stop(self, timeout: float = 10.0) -> None:
         """End the loop (after the callback under way), then shut the executor down."""
         if not self._stop.done():
