@@ -142,7 +142,7 @@ class PlaceReading(MeasureReading):
         # on the table to the shelf", which is where it came from). Not a side of a thing
         # ("to the left of the sink": the first place phrase says more).
         goal = next((p for p in preps if transitive and p.lower_ in _GOAL_PREPS
-                     and not (_purpose(p) and any(r.lower_ in PLACE_PREPS and r.i < p.i for r in preps))
+                     and not _what_for(p, preps)
                      and p.head.pos_ not in {'ADV', 'ADJ'}  # "next to the sink" is no goal
                      and any(o.dep_ == 'pobj' and o.i in names and names[o.i] not in mover_names
                              and not any(c.lower_ == 'of' for c in o.children) for o in p.children)), None)
@@ -166,7 +166,7 @@ class PlaceReading(MeasureReading):
                 elif copula and all(is_person(m) for m in movers):
                     movers += self._things([o for o in outer.children if o.dep_ == 'pobj'], names)
                 continue
-            if _purpose(outer) and any(p.lower_ in PLACE_PREPS and p.i < outer.i for p in preps):
+            if _what_for(outer, preps):
                 continue  # "put the chicken in the fridge to thaw": what for, not where
             if word == 'on' and outer.i and self.doc[outer.i - 1].lower_ in _SUPPLY:
                 continue  # "the printer is low on ink", "running short on milk": what it lacks
@@ -355,11 +355,11 @@ class PlaceReading(MeasureReading):
         return goals
 
 
-def _purpose(prep: Token) -> bool:
-    """"to thaw" read as a preposition and a noun: a bare word that names no known thing after
-    "to" (not "to bed", "to the fridge", "to Hannah"). After a place phrase of the same verb
-    it says what for ("in the fridge to thaw"); alone it may be a place ("to storage")."""
-    return prep.lower_ == 'to' and any(
+def _what_for(prep: Token, preps: list[Token]) -> bool:
+    """"to thaw" read as a preposition and a noun after a place phrase of the same verb ("in
+    the fridge to thaw"): a bare word that names no known thing after "to" says what for (not
+    "to bed", "to the fridge", "to Hannah"; alone, "to storage" may be a place)."""
+    return prep.lower_ == 'to' and any(p.lower_ in PLACE_PREPS and p.i < prep.i for p in preps) and any(
         o.dep_ == 'pobj' and not list(o.children) and o.pos_ != 'PROPN' and o.lemma_.lower() not in NOUN_TYPES
         for o in prep.children)
 
