@@ -655,7 +655,9 @@ What remains:
    day (the targets table; the machine quieter, in-process p50 11.1-12.8 / 13.7-14.2 ms
    against 14.0-15.2 in the morning), after a name's entity key and fact-lookup plan
    were memoised (the fact factors 0.70 -> 0.46 ms of CPU a Retrieve at 10k), met 25 ms
-   in 3 of 3 runs at 10k (19.1-22.1 ms) and 2 of 3 at 100k (21.9-27.1). At 100k the
+   in 3 of 3 runs at 10k (19.1-22.1 ms) and 2 of 3 at 100k (21.9-27.1); a run in the
+   evening, on code that had not changed Retrieve's path since, met it in every run (16.9-18.8
+   / 17.4-19.2 ms; the targets table and the tables below). At 100k the
    words' thread is the longer branch: FTS5's `bm25()` first counts the documents of every
    phrase of the query (about 0.7 ms for the bench queries, which hold words in up to 30%
    of the memories) and then costs about 1 us a ranked match (the statement takes 2.4 ms
