@@ -97,10 +97,7 @@ def told_of(unit: MemoryUnit, own: Sequence[Claim],
 
 def _affirms(unit: MemoryUnit) -> bool:
     """``unit`` is a bare yes ("Amy: Yes.", "Yes, I did.", "Yep, done")."""
-    words = text_words(unit.text)
-    who = speaker(unit.text)
-    if who and words[:1] == [who]:
-        words = words[1:]
+    words = _spoken(text_words(unit.text), speaker(unit.text))
     return 0 < len(words) <= 4 and words[0] in _YES and not _DENIED & set(words) \
         and not any(w.endswith("n't") for w in words)
 
@@ -147,8 +144,7 @@ def _thing_of(before: MemoryUnit) -> str:
     things = [e.name for e in before.entities if e.type not in ('person', 'place')]
     who = speaker(before.text)
     for sentence in _sentences(before.text, asked=True):
-        # "Ines: Did you close ...": the speaker's name is no thing.
-        words = sentence[1:] if who and sentence[:1] == [who] else sentence
+        words = _spoken(sentence, who)  # "Ines: Did you close ...": the speaker's name is no thing
         found = [(at[0], name) for name in things if (at := find_name(words, name_words(name)))]
         if found:
             return min(found)[1]
@@ -208,13 +204,18 @@ def _place_after_pronoun(unit: MemoryUnit) -> tuple[str, bool]:
     return '', False
 
 
+def _spoken(words: list[str], who: str) -> list[str]:
+    """A sentence's ``words`` without the name of ``who`` speaks opening them ("Ana: Yes.")."""
+    return words[1:] if who and words[:1] == [who] else words
+
+
 def _fragment_place(unit: MemoryUnit) -> str:
     """The place an answer with no verb names ("Tom: Back in the top drawer.", "On the
     stairs."), or ''."""
     names = [e.name for e in unit.entities if e.type != 'person']
     who = speaker(unit.text)
     for words in _sentences(unit.text, asked=False):
-        k = 1 if who and words[:1] == [who] else 0
+        k = len(words) - len(_spoken(words, who))
         while k < len(words) and words[k] in _FRAGMENT_LEAD:
             k += 1
         if k < len(words) and words[k] in _PLACE_PREPS and (place := _place_from(words, k - 1, names)):
