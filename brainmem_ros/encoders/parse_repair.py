@@ -161,8 +161,7 @@ def _mend_objects(doc: Doc) -> None:
         first = doc[tok.i - 1]
         if first.head.i == tok.i and first.dep_ == 'nsubj' and first.pos_ == 'NOUN':
             first.dep_ = 'compound'
-            for child in list(first.children):
-                child.head = tok  # "the" is the name's
+            _adopt_left(first, tok)  # "the" is the name's
         if not any(c.dep_ in {'det', 'poss'} for c in tok.children) \
                 or any(c.dep_ in {'dobj', 'nsubj', 'aux', 'cop'} for c in tok.children):
             continue
