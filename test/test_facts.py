@@ -505,6 +505,15 @@ def test_a_speakers_own_thing_is_kept_apart(mem: BrainMem) -> None:
     assert mem.state_of('the harmonica', attribute='location')[0].value == 'hall shelf'
 
 
+def test_a_speaker_with_an_accented_name_owns_their_things(mem: BrainMem) -> None:
+    # The parse and the facts read the same speaker: "Lucía:" is a name, as "Rosa:" is.
+    mem.store('Lucía: My mandolin is under the bed.', stamp=T0)
+    mem.store('José: I left my mandolin in the van.', stamp=T0 + H)
+    assert mem.state_of("Lucía's mandolin", attribute='location')[0].value == 'bed'
+    assert mem.state_of("José's mandolin", attribute='location')[0].value == 'van'
+    assert mem.state_of('lucía') == []  # the speaker's name is no thing with a state
+
+
 def test_software_names_and_displays_file_under_the_thing(mem: BrainMem) -> None:
     # A log names the thing noun first; people say "the garage heater".
     mem.store('heater_garage: setpoint=12C mode=frost', stamp=T0)

@@ -13,6 +13,7 @@ from brainmem_ros.encoders.lexicon import (
     NOUN_TYPES,
     units,
 )
+from brainmem_ros.memory.types import speaker_label
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -250,7 +251,7 @@ def speaker_tag(doc: Doc) -> int:
     """The position of the colon after a speaker's name opening ``doc`` ("Lucía: it's in my
     backpack"), or 0 when none does."""
     tag = next((t.i for t in doc[1:3] if t.text == ':'), 0)
-    return tag if all(t.is_title and t.is_alpha for t in doc[:tag]) else 0
+    return tag if speaker_label([t.text for t in doc[:tag]]) else 0
 
 
 def indefinite(tok: Token) -> bool:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from brainmem_ros.memory.synonyms import groups as synonym_groups
-from brainmem_ros.memory.types import normalise_name
+from brainmem_ros.memory.types import normalise_name, speaker_label
 from brainmem_ros.memory.wordlists import word_list
 
 # Words that say whose or which thing, never what it is ("my keys" are the keys).
@@ -42,7 +42,8 @@ _RAW_WORD = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:'[A-Za-z]+)?")
 # Words before "'s" that own nothing: "It's", "That's", "Here's".
 _NOT_OWNERS = frozenset({'it', 'that', 'this', 'there', 'here', 'what', 'who', 'where', 'he', 'she', 'let'})
 # A speaker's name opening a transcribed utterance: "Priya: I moved my keys".
-_SPEAKER = re.compile(r'^\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?):\s')
+# One or two words before a colon; speaker_label says whether they name someone.
+_SPEAKER = re.compile(r'^\s*([^\s:]+(?: [^\s:]+)?):\s')
 
 
 def singular(word: str) -> str:
@@ -83,12 +84,12 @@ def find_name(words: Sequence[str], name: Sequence[str]) -> tuple[int, int] | No
 def speaker(text: str) -> str:
     """The name that opens ``text`` as its speaker's, lower case ('' if none).
 
-    >>> speaker('Priya: I moved my keys.'), speaker('moved my keys'), speaker('Note: my keys')
-    ('priya', '', '')
+    >>> speaker('Priya: I moved my keys.'), speaker('Lucía: in my bag'), speaker('Note: my keys')
+    ('priya', 'lucía', '')
     """
     found = _SPEAKER.match(text)
-    name = found.group(1).lower() if found else ''
-    return '' if name in _MESSAGE_TAGS else name
+    name = found.group(1) if found and speaker_label(found.group(1).split()) else ''
+    return '' if name.lower() in _MESSAGE_TAGS else name.lower()
 
 
 def shown_by(name: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -129,6 +130,13 @@ def normalise_name(name: str) -> str:
     if words and words[0] in _name_articles():
         words = words[1:]
     return ' '.join(words)
+
+
+def speaker_label(words: Sequence[str]) -> bool:
+    """Words that can name who speaks before a colon: one or two, each capitalised and
+    alphabetic ("Lucía", "Mr Lee"). One rule for the parse ("Lucía: it's in my bag") and for
+    the text (the conversation's facts), so that both layers agree on who said it."""
+    return 0 < len(words) <= 2 and all(w.isalpha() and w.istitle() for w in words)
 
 
 def unowned(name: str) -> str:
