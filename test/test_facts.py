@@ -644,6 +644,27 @@ def test_an_act_on_a_pronoun_answers_the_question_before_it(mem: BrainMem) -> No
     assert mem.state_of('skylight') == []
 
 
+def test_a_conversation_files_a_state_as_a_sentence_does(mem: BrainMem) -> None:
+    # One value however it is said: "shut" is closed in a sentence ("The loft hatch is shut.")
+    # and in an answer; an act done to "them" leaves its result ("washed": clean).
+    ep = 'talk-chores'
+    mem.store('The loft hatch is shut.', stamp=T0)
+    assert mem.state_of('loft hatch')[0].value == 'closed'
+    mem.store('Ben: Did you close the coal bunker?', stamp=T0 + 60, episode_id=ep)
+    mem.store("Ana: Yes, I've shut it.", stamp=T0 + 120, episode_id=ep)
+    assert [(f.value, f.source) for f in mem.state_of('coal bunker')] == [('closed', 'fallback')]
+    mem.store('Ben: Is the greenhouse door shut?', stamp=T0 + 180, episode_id=ep)
+    mem.store('Ana: Yes.', stamp=T0 + 240, episode_id=ep)
+    assert [(f.value, f.source) for f in mem.state_of('greenhouse door')] == [('closed', 'fallback')]
+    mem.store('Ben: What about the paint trays?', stamp=T0 + 300, episode_id=ep)
+    mem.store('Ana: I washed them.', stamp=T0 + 360, episode_id=ep)
+    trays = mem.state_of('paint trays', attribute='state')
+    assert [(f.value, f.source) for f in trays] == [('clean', 'fallback')]
+    mem.store('Ben: Did you wipe the worktop?', stamp=T0 + 420, episode_id=ep)
+    mem.store('Ana: Yes.', stamp=T0 + 480, episode_id=ep)
+    assert [(f.value, f.source) for f in mem.state_of('worktop')] == [('clean', 'fallback')]
+
+
 def test_a_pronoun_stands_for_the_thing_talked_about_turns_before(mem: BrainMem) -> None:
     ep = 'talk-tambourine'
     mem.store('Rosa: Has anyone seen my blue tambourine?', stamp=T0 + 50 * H, episode_id=ep)

@@ -265,3 +265,28 @@ def verb_forms(verbs: Iterable[str]) -> dict[str, str]:
 
 #: inflected form -> lemma, for the verbs above (in file order: the first verb wins a form)
 VERB_FORMS: dict[str, str] = verb_forms(_rule_list('verbs'))
+
+
+def past_forms(verb: str) -> tuple[str, ...]:
+    """The past forms of ``verb`` ("lock": locked; "break": broke, broken; "shut": shut)."""
+    irregular = _IRREGULAR_FORMS.get(verb)
+    if irregular is None:
+        return (_regular_forms(verb)[1],)
+    pasts = tuple(f for f in irregular if not f.endswith('s')) or (verb,)  # "goes" is no past
+    return pasts + ((_regular_forms(verb)[1],) if verb in _BOTH_PASTS else ())
+
+
+@functools.cache
+def done_states() -> dict[str, str]:
+    """The past form of an act that leaves its thing in a state -> that state, as a sentence's
+    parse files it: a form that is a state word itself, by its one value ("locked"; "opened" is
+    open, "shut" closed), else the verb's result ("wiped" clean, "filled" full)."""
+    words, same = state_words(), participle_states()
+    out: dict[str, str] = {}
+    for verb, state in VERB_RESULT_STATES.items():
+        for form in past_forms(verb):
+            if form in words:
+                out[form] = same.get(form, form)
+            elif state in words:
+                out[form] = state
+    return out

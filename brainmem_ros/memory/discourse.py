@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from brainmem_ros.encoders.lexicon import COMPARTMENTS, VERB_RESULT_STATES
+from brainmem_ros.encoders.lexicon import COMPARTMENTS, done_states, participle_states, past_forms
 from brainmem_ros.memory.entity_names import DETERMINERS, find_name, name_words, speaker, text_words
 from brainmem_ros.memory.facts import CONFIDENCE, HOLDER, LOCATION, Claim, claims_of
 from brainmem_ros.memory.types import MemoryUnit, unowned
@@ -41,9 +41,7 @@ _SENTENCE = re.compile(r'[^.!?]+[.!?]?')
 # cold"), nor a judgement ("it's fine", "it's done").
 _STATES = frozenset({'open', 'closed', 'shut', 'ajar', 'locked', 'unlocked', 'on', 'off', 'empty', 'full',
                      'broken', 'stuck', 'jammed', 'blocked', 'charged', 'plugged', 'unplugged'})
-# Acts done to "it" and the state they leave it in ("I've locked it"); switched on or off.
-_DONE_TO = {'locked': 'locked', 'unlocked': 'unlocked', 'closed': 'closed', 'shut': 'shut', 'opened': 'open',
-            'emptied': 'empty', 'unplugged': 'unplugged', 'plugged': 'plugged', 'cleaned': 'clean'}
+# Switched on or off; the other acts done to "it" are lexicon.done_states ("I've locked it").
 _SWITCHED = frozenset({'turned', 'switched', 'flicked'})
 _SWITCH_BASES = frozenset({'turn', 'switch', 'flick'})
 # A bare yes, and the words that take it back ("yes, but not the back one").
@@ -124,13 +122,14 @@ def _asked_state(question: MemoryUnit) -> tuple[str, str]:
                 verb, rest = words[i + 2], words[i + 3:i + 8]
                 if verb in _SWITCH_BASES | _SWITCHED and ({'on', 'off'} & set(rest)):
                     return 'power', next(w for w in rest if w in {'on', 'off'})
-                state = VERB_RESULT_STATES.get(verb) or _DONE_TO.get(verb, '')
+                state = _left_by(verb)
                 if state:
                     return 'state', state
             if word in {'is', 'are'}:
                 said = next((w for w in words[i + 1:i + 7] if w in _STATES), '')
                 if said:
-                    return ('power' if said in {'on', 'off'} else 'state'), said
+                    value = participle_states().get(said, said)  # "is it shut?": closed
+                    return ('power' if said in {'on', 'off'} else 'state'), value
     return '', ''
 
 
@@ -160,7 +159,7 @@ def _state_after_pronoun(unit: MemoryUnit) -> str:
                 j += 1
             if 0 < j < len(words) and words[j] in _STATES and not _NOT_SO.search(' '.join(words[i:j + 1])) \
                     and (j + 1 == len(words) or words[j + 1] not in _NOT_A_THING):
-                return words[j]
+                return participle_states().get(words[j], words[j])  # "it's shut": closed
     return ''
 
 
@@ -170,9 +169,16 @@ def _done_to_pronoun(unit: MemoryUnit) -> str:
     for verb, after in _acts_on_pronoun(unit.text):
         if verb in _SWITCHED and after in (['on'], ['off']):
             return after[0]
-        if verb in _DONE_TO:
-            return _DONE_TO[verb]
+        if verb in done_states():
+            return done_states()[verb]
     return ''
+
+
+def _left_by(verb: str) -> str:
+    """The state the act ``verb`` (its base or past form) leaves its thing in, as the parse of
+    a sentence files it ("lock", "locked": locked; "shut": closed), or ''."""
+    done = done_states()
+    return done.get(verb) or next((done[p] for p in past_forms(verb) if p in done), '')
 
 
 def _taken_by_speaker(unit: MemoryUnit) -> str:
