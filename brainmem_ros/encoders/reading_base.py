@@ -254,6 +254,13 @@ def speaker_tag(doc: Doc) -> int:
     return tag if speaker_label([t.text for t in doc[:tag]]) else 0
 
 
+def a_place(tok: Token, names: dict[int, str]) -> bool:
+    """``tok`` names a room or another place ("a bathroom", "the dining room"), by its word or
+    by the name it heads (``names``: token index -> name)."""
+    return tok.lemma_.lower() == 'room' or 'place' in (NOUN_TYPES.get(tok.lemma_.lower()),
+                                                       NOUN_TYPES.get(names.get(tok.i, '')))
+
+
 def indefinite(tok: Token) -> bool:
     """"a sandwich": some thing, not one whose state the memory can follow."""
     return any(c.dep_ == 'det' and c.lower_ in {'a', 'an', 'some', 'another'} for c in tok.children)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
-from brainmem_ros.encoders.reading_base import PLACE_PREPS, speaker_tag
+from brainmem_ros.encoders.reading_base import PLACE_PREPS, a_place, speaker_tag
 from brainmem_ros.encoders.reading_outcome import OutcomeReading
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ class MentionReading(OutcomeReading):
                 # "went to the kitchen and put it on the table" is about something else).
                 first = [o for p in verb.head.children if p.dep_ == 'prep' and p.lower_ in _TOWARDS
                          for o in p.children if o.dep_ == 'pobj' and o.i in names
-                         and NOUN_TYPES.get(o.lemma_.lower()) != 'place']
+                         and not a_place(o, names)]
             if first:
                 things = self._things(first, names)
                 return things if self._agrees(things, plural) else []

@@ -22,8 +22,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.lexicon import COMPARTMENTS, NOUN_TYPES
-from brainmem_ros.encoders.reading_base import POWER, RESTING_PREPS, TIME_NOUNS, determined, has_object
+from brainmem_ros.encoders.lexicon import COMPARTMENTS
+from brainmem_ros.encoders.reading_base import (
+    POWER,
+    RESTING_PREPS,
+    TIME_NOUNS,
+    a_place,
+    determined,
+    has_object,
+)
 from brainmem_ros.encoders.reading_mentions import MentionReading
 from brainmem_ros.memory.types import StateChange
 
@@ -109,11 +116,11 @@ class SceneReading(MentionReading):
             verbs = [c for c in prep.children if c.dep_ == 'pcomp' and c.tag_ in _PARTICIPLES]
             said = [o for o in prep.children if o.dep_ == 'pobj'] + [
                 s for v in verbs for s in v.children if s.dep_ == 'nsubj']
-            if _a_room(root, names):
+            if a_place(root, names):
                 # "a bathroom with a toilet and a sink": the parser joins the sink to the room;
                 # what a room is shown with is in it (a thing, not another room).
                 said += [c for c in root.children
-                         if c.dep_ == 'conj' and c.i > prep.i and not _a_room(c, names)]
+                         if c.dep_ == 'conj' and c.i > prep.i and not a_place(c, names)]
             held = [h for h in self._things(said, names) if names[h.i] != names[root.i]]
             # Each where its own phrase or participle says ("a kettle on the stove and a bowl on
             # the counter", "a red kettle sitting on the stove"), else in the scene's thing: "a
@@ -190,9 +197,3 @@ class SceneReading(MentionReading):
                     if got is not None:
                         return names[got.i]
         return ''
-
-
-def _a_room(tok: Token, names: dict[int, str]) -> bool:
-    """``tok`` names a room or another place ("a bathroom", "a dining room")."""
-    return tok.lemma_.lower() == 'room' or 'place' in (NOUN_TYPES.get(tok.lemma_.lower()),
-                                                       NOUN_TYPES.get(names.get(tok.i, '')))
