@@ -129,9 +129,11 @@ class PlaceReading(MeasureReading):
             hangers.update(dict.fromkeys(c for c in tok.children if c.dep_ == 'dobj' and c.pos_ == 'PRON'))
             preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
         preps += [g for g in self._onward(preps, names) if g not in preps]
-        if copula and all(is_person(m) for m in movers):
-            # "Sam is in the garden with the dog": who is with a person is where the person
-            # is, the parser hanging the phrase on the place or on the verb.
+        # "Sam is in the garden with the dog": who is with a person is where the person is
+        # (asked once: the companions join the movers below).
+        accompanied = copula and all(is_person(m) for m in movers)
+        if accompanied:
+            # The parser hangs the phrase on the place or on the verb.
             preps += [g for p in preps if p.lower_ in PLACE_PREPS for o in p.children if o.dep_ == 'pobj'
                       for g in o.children if g.dep_ == 'prep' and g.lower_ == 'with' and g not in preps]
         preps.sort(key=lambda p: p.i)
@@ -163,7 +165,7 @@ class PlaceReading(MeasureReading):
                 if copula and not after and not any(is_person(m) for m in movers):
                     after = next((names[o.i] for o in outer.children if o.dep_ == 'pobj' and o.i in names
                                   and is_person(o)), '')
-                elif copula and all(is_person(m) for m in movers):
+                elif accompanied:
                     movers += self._things([o for o in outer.children if o.dep_ == 'pobj'], names)
                 continue
             if _what_for(outer, preps):
