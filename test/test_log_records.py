@@ -77,6 +77,10 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('lock.front_door changed from unlocked to locked', {('front door', 'state', 'locked')}),
     ('binary_sensor.back_door changed to off', {('back door', 'state', 'closed')}),
     ('binary_sensor.back_door: on', {('back door', 'state', 'open')}),
+    # An entity id of one word is a record all the same (it had read as prose: nothing).
+    ('media_player.tv changed to playing', {('tv', 'state', 'playing')}),
+    ('switch.fan turned on', {('fan', 'power', 'on')}),
+    ('light.porch changed to off', {('porch light', 'power', 'off')}),
     ('[INFO] [door_monitor]: front door opened', {('front door', 'state', 'open')}),
     ('{"entity": "climate.living_room", "hvac_mode": "heat", "target_temp": 21}',
      {('living room climate', 'state', 'heat'), ('living room climate', 'setting', '21')}),

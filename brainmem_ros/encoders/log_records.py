@@ -51,7 +51,7 @@ from brainmem_ros.encoders.record_fields import (
     split_fields,
 )
 from brainmem_ros.encoders.record_merge import PROCESS_STATES
-from brainmem_ros.encoders.record_names import RECORD_PLACE_PREPS, RecordNames, entity_id
+from brainmem_ros.encoders.record_names import ENTITY_DOMAINS, RECORD_PLACE_PREPS, RecordNames, entity_id
 from brainmem_ros.memory.types import StateChange
 
 # What software writes where it has no value: no state of the thing.
@@ -62,7 +62,8 @@ _NO_VALUE = frozenset({'unavailable', 'unknown', 'none', 'null', 'nan', 'undefin
 # has none of them.
 _RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\w;\w|\b[A-Z]{2,}\b|'
                      r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)|'
-                     r'\b[a-z]{2,}(?:_[a-z]+)*\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b')  # "switch.garden_sprinkler"
+                     r'\b[a-z]{2,}(?:_[a-z]+)*\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|'  # "switch.garden_sprinkler"
+                     rf'\b(?:{"|".join(sorted(ENTITY_DOMAINS))})\.[a-z][a-z0-9]*\b')  # "light.porch"
 _QUOTED_PROSE = re.compile(r'"([^"]{8,})"')
 _TAGGED_PROSE = re.compile(r'^\s*([\w\[\]().,=<>-]+):\s+(.+)$')  # "VLM: ...", "vlm_diff(t0): ..."
 _ARROW = re.compile(r'\s*(?:->|=>|→)\s*')

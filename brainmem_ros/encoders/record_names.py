@@ -18,6 +18,13 @@ from brainmem_ros.memory.types import normalise_name
 
 CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
 _DOTTED = re.compile(r'^([a-z]+(?:_[a-z]+)*)\.([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$')  # "switch.kitchen_light"
+#: Home-automation entity domains ("light.porch", "media_player.tv"): such a dotted id is a
+#: record's thing even with no underscore, which a word, a dot and a word in prose lacks only
+#: by a typing slip ("the kitchen.then").
+ENTITY_DOMAINS = frozenset({
+    'alarm_control_panel', 'binary_sensor', 'button', 'camera', 'climate', 'cover', 'device_tracker', 'fan',
+    'humidifier', 'input_boolean', 'lawn_mower', 'light', 'lock', 'media_player', 'remote', 'sensor',
+    'siren', 'switch', 'vacuum', 'valve', 'water_heater'})
 _STATUS_SUFFIX = re.compile(r'(?<=[a-z0-9])_(?:status|state)$')
 # A label after a name: a number, a letter with a number, or a capital letter ("shelf C", "bay 4B").
 CODE = re.compile(r'^(?:\d+|[A-Za-z]?\d+[A-Za-z]?|[A-Z])$')
