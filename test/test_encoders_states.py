@@ -492,6 +492,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('car', 'state', '', 'unlocked'), StateChange('car', 'location', '', 'driveway')}),
     # "I" after a name is the subject of a clause on it, not a code ("corridor B").
     ('The towel I used is hanging on the radiator.', {StateChange('towel', 'location', '', 'radiator')}),
+    # A code ending the sentence is the place's, not an initial ("A." had stayed one token).
+    ('The spare key is in room A.', {StateChange('spare key', 'location', '', 'room a')}),
+    ('The parcel is on shelf C. Then I left.', {StateChange('parcel', 'location', '', 'shelf c')}),
     # "There is": the thing is where the phrase says.
     ("There's a spider in the bathtub.", {StateChange('spider', 'location', '', 'bathtub')}),
     ('There are two mugs on the table.', {StateChange('mug', 'location', '', 'table')}),
@@ -774,3 +777,9 @@ def test_telegraphic_examples() -> None:
     from brainmem_ros.encoders import telegraphic
 
     assert doctest.testmod(telegraphic).attempted >= 3 and doctest.testmod(telegraphic).failed == 0
+
+
+def test_an_initial_stays_an_initial(x: SpacyExtractor) -> None:
+    # Only a code after a noun ends a sentence: initials before a name keep their stops.
+    assert [t.text for t in x.parse('I met J. K. Rowling at the shop.')][2:4] == ['J.', 'K.']
+    assert [t.text for t in x.parse('The key is in room A.')][-2:] == ['A', '.']

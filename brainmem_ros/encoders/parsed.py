@@ -133,7 +133,7 @@ class SpacyExtractor:
 
     def _prepared(self, text: str) -> str:
         """``text`` as it is parsed: see :func:`_calm` and :mod:`~brainmem_ros.encoders.telegraphic`."""
-        return articled(_calm(text), self._verbs, self._irregular)
+        return articled(_calm(_coded(text, self._nouns)), self._verbs, self._irregular)
 
     def noun_lemma(self, word: str) -> str:
         """Base form of ``word`` read as a noun ("tubes" -> tube, "groceries" -> grocery)."""
@@ -244,6 +244,10 @@ class _Reading(StateReading):
 
 # Dependencies of a clause's participants: an adjective with an article there is a noun.
 _ARGUMENTS = frozenset({'dobj', 'pobj', 'nsubj', 'nsubjpass', 'attr'})
+# A noun, a capital letter and a full stop ending the text or a sentence ("is in room A.",
+# "on shelf C. Then"): the tokenizer keeps "A." whole as an initial, and no rule reads it as
+# a code. Not an initial before a name ("J. K. Rowling", "J. Smith" after a noun is rare).
+_CODE_AT_STOP = re.compile(r'\b([a-z]{2,}) ([A-Z])\.(?=\s*$|\s+(?:[A-Z][a-z]|[a-z]))')
 _SHOUTED = re.compile(r'\b[A-Z]{2,}\b')
 # A signed number after "at"/"to": the tagger reads its sign as punctuation and the parse
 # ends the sentence there ("The freezer is at -18 degrees"); "minus 18" parses as a number.
@@ -265,6 +269,13 @@ def _stated(words: frozenset[str]) -> re.Pattern[str]:
     # (A thing's noun, or a shouted one: "Sam's right" is about Sam, who has no state.)
     return re.compile(r"\b([a-z]+|[A-Z]{2,})['\u2019]s (?=(?:still |now |already )?(?:" + alternatives +
                       r")(?:[,.;:!?]|\s*$|\s+(?:now|again|already|too|and|but|so)\b))")
+
+
+def _coded(text: str, nouns: frozenset[str]) -> str:
+    """``text`` with a code ending a sentence after a noun set apart from its full stop
+    ("The key is in room A." -> "room A .")."""
+    return _CODE_AT_STOP.sub(lambda m: f'{m.group(1)} {m.group(2)} .' if m.group(1) in nouns else m.group(),
+                             text)
 
 
 def _calm(text: str) -> str:
