@@ -492,6 +492,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('car', 'state', '', 'unlocked'), StateChange('car', 'location', '', 'driveway')}),
     # "I" after a name is the subject of a clause on it, not a code ("corridor B").
     ('The towel I used is hanging on the radiator.', {StateChange('towel', 'location', '', 'radiator')}),
+    # A date says when, not where nor that a thing is on; a stretch of time keeps it on.
+    ('The party is on Saturday night.', set()),
+    ('The dentist appointment is on the 5th.', set()),
+    ('The heating was on all night.', {StateChange('heating', 'power', '', 'on')}),
+    ('The box is on the 2nd shelf.', {StateChange('box', 'location', '', '2nd shelf')}),
     # A code ending the sentence is the place's, not an initial ("A." had stayed one token).
     ('The spare key is in room A.', {StateChange('spare key', 'location', '', 'room a')}),
     ('The parcel is on shelf C. Then I left.', {StateChange('parcel', 'location', '', 'shelf c')}),

@@ -505,6 +505,14 @@ def test_a_speakers_own_thing_is_kept_apart(mem: BrainMem) -> None:
     assert mem.state_of('the harmonica', attribute='location')[0].value == 'hall shelf'
 
 
+def test_a_date_is_no_place(mem: BrainMem) -> None:
+    # Neither the parse nor the parse-free fallback ("X is on Y") places a thing at a date.
+    mem.store('The barbecue is on Saturday night.', stamp=T0)
+    mem.store('The boiler service is on the 5th.', stamp=T0)
+    assert mem.state_of('barbecue') == []
+    assert mem.state_of('boiler service') == []
+
+
 def test_a_speaker_with_an_accented_name_owns_their_things(mem: BrainMem) -> None:
     # The parse and the facts read the same speaker: "Lucía:" is a name, as "Rosa:" is.
     mem.store('Lucía: My mandolin is under the bed.', stamp=T0)

@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -290,3 +291,22 @@ def done_states() -> dict[str, str]:
             elif state in words:
                 out[form] = state
     return out
+
+
+#: Words that say when: days, times of day, months.
+TIME_NOUNS = frozenset({
+    'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'weekend', 'noon',
+    'midnight', 'morning', 'afternoon', 'evening', 'night', 'today', 'tonight', 'tomorrow', 'yesterday',
+    'january', 'february', 'march', 'april', 'june', 'july', 'august', 'september', 'october',
+    'november', 'december', 'christmas', 'birthday'})
+_ORDINAL = re.compile(r'^\d{1,2}(?:st|nd|rd|th)$')
+
+
+def ordinal(word: str) -> bool:
+    """A date's ordinal ("5th", "21st")."""
+    return bool(_ORDINAL.match(word))
+
+
+def time_word(word: str) -> bool:
+    """``word`` (lower case) says when, not where ("monday", "noon", "5th")."""
+    return word in TIME_NOUNS or ordinal(word)

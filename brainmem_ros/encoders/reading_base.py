@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
     NOUN_TYPES,
+    ordinal,
+    time_word,
     units,
 )
 from brainmem_ros.memory.types import speaker_label
@@ -137,11 +139,19 @@ def is_code(doc: Doc, i: int, as_noun: set[int] | frozenset[int] = frozenset()) 
 
 
 # Nouns of a time, never a place ("arrived on Monday", "at noon").
-TIME_NOUNS = frozenset({
-    'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'weekend', 'noon',
-    'midnight', 'morning', 'afternoon', 'evening', 'night', 'today', 'tonight', 'tomorrow', 'yesterday',
-    'january', 'february', 'march', 'april', 'june', 'july', 'august', 'september', 'october',
-    'november', 'december', 'christmas', 'birthday'})
+
+
+def a_time(tok: Token) -> bool:
+    """``tok`` says when, not where: a day, a time of day, a month ("on Monday", "at noon"), a
+    date's ordinal ("on the 5th"), or a time of day after a day ("on Saturday night")."""
+    return time_word(tok.lemma_.lower()) or time_word(tok.lower_)
+
+
+def dated(tok: Token) -> bool:
+    """A time of day that a day names ("Saturday night", "the 5th"): a date, not a stretch of time
+    ("on all night")."""
+    return ordinal(tok.lower_) or any(
+        c.dep_ in {'compound', 'nmod', 'npadvmod'} and a_time(c) for c in tok.children)
 
 
 # English personal, possessive and reflexive pronouns: a closed class.

@@ -26,8 +26,8 @@ from brainmem_ros.encoders.lexicon import COMPARTMENTS
 from brainmem_ros.encoders.reading_base import (
     POWER,
     RESTING_PREPS,
-    TIME_NOUNS,
     a_place,
+    a_time,
     determined,
     has_object,
 )
@@ -174,7 +174,7 @@ class SceneReading(MentionReading):
         """The thing a preposition names: its object, or what that object is part of
         ("in front of the sofa", "on top of the fridge")."""
         for obj in prep.children:
-            if obj.dep_ != 'pobj' or obj.lemma_.lower() in TIME_NOUNS:
+            if obj.dep_ != 'pobj' or a_time(obj):
                 continue  # (nor a time: "arrived on Monday", "at noon")
             bare = not determined(obj) or obj.lemma_.lower() in _PARTS
             if obj.i in names and obj.lemma_.lower() in COMPARTMENTS:

@@ -16,6 +16,7 @@ from brainmem_ros.encoders.reading_base import (
     HELD,
     PARTIAL,
     POWER,
+    dated,
     has_object,
     indefinite,
 )
@@ -40,7 +41,7 @@ _DEGREES = PARTIAL | {'wide', 'fully'}
 _BREAKING = {'break': 'broken', 'crack': 'cracked', 'shatter': 'broken', 'snap': 'broken', 'smash': 'broken',
              'tear': 'torn', 'rip': 'torn'}
 # Nouns of a stretch of time: "on all night" is on (the parser reads "on" as its preposition).
-# Not reading_base.TIME_NOUNS, which holds dates too: "on Monday" says when, not that it is on.
+# Not lexicon.TIME_NOUNS, which holds dates too: "on Monday" says when, not that it is on.
 _TIMES = frozenset({'night', 'day', 'morning', 'afternoon', 'evening', 'week', 'weekend', 'while'})
 
 
@@ -59,7 +60,7 @@ class StateReading(PlaceReading):
             stated = tok.pos_ in {'ADJ', 'VERB', 'ADP', 'ADV'} or tok.dep_ == 'oprd'
             if word in self.states and stated and not (
                     tok.dep_ == 'amod' and tok.head.i > tok.i) and tok.dep_ != 'intj' \
-                    and not any(c.dep_ in {'pobj', 'pcomp'} and c.lemma_.lower() not in _TIMES
+                    and not any(c.dep_ in {'pobj', 'pcomp'} and (c.lemma_.lower() not in _TIMES or dated(c))
                                 for c in tok.children) \
                     and not self._moved_into_state(tok) \
                     and not has_object(tok) and not (tok.dep_ == 'prt' and word in POWER

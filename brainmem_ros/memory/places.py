@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from brainmem_ros.encoders.lexicon import time_word
 from brainmem_ros.memory.entity_names import DETERMINERS, entity_key, find_name, name_words, text_words
 from brainmem_ros.memory.types import Entity
 from brainmem_ros.memory.wordlists import word_list
@@ -61,7 +62,8 @@ def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str,
         if k >= len(words) or words[k] not in _SPATIAL:
             continue
         after = [s for s in spans if s[0] > k and all(w in DETERMINERS for w in words[k + 1:s[0]])]
-        if after and after[0][2] != name:
+        # (Not a date: "the party is on Saturday night", "the appointment is on the 5th".)
+        if after and after[0][2] != name and not any(time_word(w) for w in words[after[0][0]:after[0][1]]):
             found.append((name, after[0][2]))
     return found
 
