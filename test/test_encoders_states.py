@@ -504,6 +504,14 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ("There's a spider in the bathtub.", {StateChange('spider', 'location', '', 'bathtub')}),
     ('There are two mugs on the table.', {StateChange('mug', 'location', '', 'table')}),
     ('There is a box of tools in the garage.', {StateChange('box', 'location', '', 'garage')}),
+    # What a thing is there with is at it; the phrase the parser hung on the last of them is
+    # the thing's; who is with a person is where the person is.
+    ('There is a desk with a laptop and a lamp in the study.',
+     {StateChange('laptop', 'location', '', 'desk'), StateChange('lamp', 'location', '', 'desk'),
+      StateChange('desk', 'location', '', 'study')}),
+    ('There is a man with a dog in the garden.',
+     {StateChange('man', 'location', '', 'garden'), StateChange('dog', 'location', '', 'garden')}),
+    ('There is no box with cables in the garage.', set()),
     ('There is no milk in the fridge.', set()),
     ('Is there any milk in the fridge?', set()),
     ('Sam is in the garden with the dog.',

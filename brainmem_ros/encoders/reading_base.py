@@ -271,6 +271,11 @@ def a_place(tok: Token, names: dict[int, str]) -> bool:
                                                        NOUN_TYPES.get(names.get(tok.i, '')))
 
 
+def is_person(tok: Token) -> bool:
+    """``tok`` names a person: a name, or a noun for one ("her grandmother")."""
+    return tok.pos_ == 'PROPN' or NOUN_TYPES.get(tok.lemma_.lower()) == 'person'
+
+
 def indefinite(tok: Token) -> bool:
     """"a sandwich": some thing, not one whose state the memory can follow."""
     return any(c.dep_ == 'det' and c.lower_ in {'a', 'an', 'some', 'another'} for c in tok.children)

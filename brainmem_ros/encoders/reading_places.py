@@ -19,6 +19,7 @@ from brainmem_ros.encoders.reading_base import (
     RESTING_PREPS,
     has_object,
     indefinite,
+    is_person,
 )
 from brainmem_ros.encoders.reading_measures import LEFT_DOING, MeasureReading
 from brainmem_ros.encoders.reading_scenes import HANGING
@@ -364,8 +365,3 @@ def _what_for(prep: Token, preps: list[Token]) -> bool:
     return prep.lower_ == 'to' and any(p.lower_ in PLACE_PREPS and p.i < prep.i for p in preps) and any(
         o.dep_ == 'pobj' and not list(o.children) and o.pos_ != 'PROPN' and o.lemma_.lower() not in NOUN_TYPES
         for o in prep.children)
-
-
-def is_person(tok: Token) -> bool:
-    """``tok`` names a person: a name, or a noun for one ("her grandmother")."""
-    return tok.pos_ == 'PROPN' or NOUN_TYPES.get(tok.lemma_.lower()) == 'person'

@@ -30,6 +30,7 @@ from brainmem_ros.encoders.reading_base import (
     a_time,
     determined,
     has_object,
+    is_person,
 )
 from brainmem_ros.encoders.reading_mentions import MentionReading
 from brainmem_ros.memory.types import StateChange
@@ -74,6 +75,10 @@ class SceneReading(MentionReading):
                 if root.i not in names:
                     continue
                 things = self._things([root], names)
+            elif any(c.dep_ == 'expl' for c in root.children):
+                if not self._asked(root) and not self._negated(root):
+                    found += self._there_with(root, names)
+                continue
             elif root.pos_ not in {'NOUN', 'PROPN'} or root.i not in names or self._asked(root) \
                     or any(c.dep_ == 'det' and c.lower_ == 'no' for c in root.children) \
                     or self.depicted(root):
@@ -95,6 +100,27 @@ class SceneReading(MentionReading):
         while tok.dep_ == 'conj' and tok.head.pos_ in {'NOUN', 'PROPN'}:
             tok = tok.head
         return tok
+
+    def _there_with(self, verb: Token, names: dict[int, str]) -> list[StateChange]:
+        """"There is a desk with a laptop and a lamp in the study": what the thing is with is at
+        it, and a resting phrase after them is the thing's when it has none of its own (the
+        parser hangs it on the last thing listed). The placement layer places the thing
+        itself when the phrase is its own ("There was a bowl with fruit on the table")."""
+        found: list[StateChange] = []
+        for shown in (c for c in verb.children if c.dep_ == 'attr' and c.i in names
+                      and not any(d.dep_ == 'det' and d.lower_ == 'no' for d in c.children)):
+            for prep in (c for c in shown.children if c.dep_ == 'prep' and c.lower_ == 'with'):
+                held = [h for h in self._things([o for o in prep.children if o.dep_ == 'pobj'], names)
+                        if names[h.i] != names[shown.i]]
+                own = any(c.dep_ == 'prep' and c.lower_ in _SCENE_PREPS for c in shown.children)
+                if is_person(shown):
+                    # "a man with a dog in the garden": who is with a person is where they are.
+                    found += [] if own else self._resting(self._things([shown], names) + held, held, names)
+                    continue
+                found += [StateChange(names[h.i], 'location', '', names[shown.i]) for h in held]
+                if held and not own:
+                    found += self._resting(self._things([shown], names), held, names)
+        return found
 
     def _scene_items(self, root: Token, names: dict[int, str]) -> list[StateChange]:
         """The other things a caption shows beside its first: a phrase after a comma ("..., a

@@ -19,9 +19,10 @@ from brainmem_ros.encoders.reading_base import (
     dated,
     has_object,
     indefinite,
+    is_person,
 )
 from brainmem_ros.encoders.reading_measures import IN_PROGRESS, STARTING
-from brainmem_ros.encoders.reading_places import PlaceReading, is_person
+from brainmem_ros.encoders.reading_places import PlaceReading
 from brainmem_ros.memory.types import StateChange, normalise_name, unowned
 
 if TYPE_CHECKING:
