@@ -492,6 +492,14 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('car', 'state', '', 'unlocked'), StateChange('car', 'location', '', 'driveway')}),
     # "I" after a name is the subject of a clause on it, not a code ("corridor B").
     ('The towel I used is hanging on the radiator.', {StateChange('towel', 'location', '', 'radiator')}),
+    # What someone began or finished is an activity when it is no kind of thing: nowhere, and
+    # no "it" after it ("night round" was placed at the door and locked).
+    ('I began the night round at the back door and locked it.', set()),
+    ('I finished the tour in the garden.', set()),
+    ('I finished the laundry and folded it.', {StateChange('laundry', 'state', '', 'folded')}),
+    ('I started the dishwasher in the kitchen.',
+     {StateChange('dishwasher', 'state', '', 'running'),
+      StateChange('dishwasher', 'location', '', 'kitchen')}),
     # A date says when, not where nor that a thing is on; a stretch of time keeps it on.
     ('The party is on Saturday night.', set()),
     ('The dentist appointment is on the 5th.', set()),

@@ -271,6 +271,19 @@ def a_place(tok: Token, names: dict[int, str]) -> bool:
                                                        NOUN_TYPES.get(names.get(tok.i, '')))
 
 
+# Verbs whose object may be an activity rather than a thing ("began the night round").
+_ASPECTUAL = frozenset({'begin', 'start', 'finish', 'continue', 'resume', 'complete'})
+
+
+def an_activity(tok: Token) -> bool:
+    """``tok`` is what someone began or finished and no kind of thing the lexicon knows: an
+    activity ("began the night round at the back door", "finished the tour"), which is
+    nowhere and which no later "it" stands for; "started the dishwasher", "finished the
+    laundry" act on things."""
+    return tok.dep_ == 'dobj' and tok.head.lemma_.lower() in _ASPECTUAL \
+        and tok.lemma_.lower() not in NOUN_TYPES
+
+
 def is_person(tok: Token) -> bool:
     """``tok`` names a person: a name, or a noun for one ("her grandmother")."""
     return tok.pos_ == 'PROPN' or NOUN_TYPES.get(tok.lemma_.lower()) == 'person'

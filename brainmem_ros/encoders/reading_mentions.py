@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
-from brainmem_ros.encoders.reading_base import PLACE_PREPS, a_place, speaker_tag
+from brainmem_ros.encoders.reading_base import PLACE_PREPS, a_place, an_activity, speaker_tag
 from brainmem_ros.encoders.reading_outcome import OutcomeReading
 
 if TYPE_CHECKING:
@@ -115,7 +115,8 @@ class MentionReading(OutcomeReading):
         plural = THING_PRONOUNS[pronoun.lower_]
         verb = pronoun.head
         if pronoun.dep_ in {'dobj', 'obj'} and verb.dep_ == 'conj':
-            first = [c for c in verb.head.children if c.dep_ in {'dobj', 'obj'} and c.i < pronoun.i]
+            first = [c for c in verb.head.children if c.dep_ in {'dobj', 'obj'} and c.i < pronoun.i
+                     and not an_activity(c)]
             if not first:
                 # "went over to the lamp and switched it off": the first verb has no thing of its
                 # own, and what it went to is what the second acts on (a room is where it went:
@@ -130,7 +131,7 @@ class MentionReading(OutcomeReading):
             if prev.i in names and prev.dep_ in _ARGUMENTS \
                     and (prev.pos_ != 'PROPN' or NOUN_TYPES.get(prev.lower_) not in (None, 'person')) \
                     and not (prev.dep_ == 'pobj' and prev.head.lower_ in _PLACES) \
-                    and not (prev.dep_ == 'dobj' and prev.head.pos_ == 'ADJ') \
+                    and not (prev.dep_ == 'dobj' and prev.head.pos_ == 'ADJ') and not an_activity(prev) \
                     and not self._purpose(prev):
                 # (An adjective has no object: "open a crack" says how far, and "I slid it shut"
                 # is about the door that was open.)

@@ -17,6 +17,7 @@ from brainmem_ros.encoders.reading_base import (
     NOMINAL,
     PLACE_PREPS,
     RESTING_PREPS,
+    an_activity,
     has_object,
     indefinite,
     is_person,
@@ -86,7 +87,8 @@ class PlaceReading(MeasureReading):
         elif copula or (hung and any(c.dep_ == 'nsubj' for c in tok.children)):
             movers = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names)
         else:
-            movers = self._things([c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'}], names)
+            movers = self._things([c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'}
+                                   and not an_activity(c)], names)
             if not movers and tok.dep_ == 'conj' and tok.tag_ == 'VBN' and not has_object(tok):
                 # "The iron has been unplugged and put away in the cupboard": the passive's subject.
                 movers = self._things([c for c in tok.head.children if c.dep_ == 'nsubjpass'], names)
