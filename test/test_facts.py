@@ -721,6 +721,9 @@ def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:
     mem.store('I brought the thyme back inside and set it on the kitchen windowsill.', stamp=T0 + 2 * H)
     assert mem.state_of('the thyme', attribute='location')[0].value == 'kitchen windowsill'
     assert mem.state_of('the thyme', attribute='location', as_of=T0 + H)[0].value == 'balcony table'
+    # A plant named by what it is of, likewise.
+    mem.store('I watered the oregano plant on the patio table.', stamp=T0)
+    assert mem.state_of('the oregano', attribute='location')[0].value == 'patio table'
 
 
 def test_where_the_places_are(mem: BrainMem) -> None:
