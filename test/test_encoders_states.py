@@ -500,6 +500,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('I started the dishwasher in the kitchen.',
      {StateChange('dishwasher', 'state', '', 'running'),
       StateChange('dishwasher', 'location', '', 'kitchen')}),
+    # A side or end names a place whose word alone names none ("step 3 of the task").
+    ('The mug is on the front step.', {StateChange('mug', 'location', '', 'front step')}),
+    ('The shoes are on the top step.', {StateChange('shoe', 'location', '', 'top step')}),
     # A date says when, not where nor that a thing is on; a stretch of time keeps it on.
     ('The party is on Saturday night.', set()),
     ('The dentist appointment is on the 5th.', set()),

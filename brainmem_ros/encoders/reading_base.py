@@ -284,6 +284,17 @@ def an_activity(tok: Token) -> bool:
         and tok.lemma_.lower() not in NOUN_TYPES
 
 
+# Which side or end of a thing: "the back step" is a place, a "step" of a task is not.
+_SIDES = frozenset({'front', 'back', 'rear', 'top', 'bottom', 'lower', 'upper'})
+
+
+def sided(tok: Token) -> bool:
+    """A thing the lexicon knows, named by its side or end ("the back step", "the top step"),
+    whose word alone is too often no thing to name one ("step 3 of the task")."""
+    return tok.lemma_.lower() in NOUN_TYPES and any(
+        c.dep_ in {'amod', 'compound'} and c.lower_ in _SIDES for c in tok.children)
+
+
 def is_person(tok: Token) -> bool:
     """``tok`` names a person: a name, or a noun for one ("her grandmother")."""
     return tok.pos_ == 'PROPN' or NOUN_TYPES.get(tok.lemma_.lower()) == 'person'

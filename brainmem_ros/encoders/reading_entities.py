@@ -16,6 +16,7 @@ from brainmem_ros.encoders.reading_base import (
     SNAKE,
     determined,
     is_code,
+    sided,
 )
 from brainmem_ros.memory.types import Entity, normalise_name
 
@@ -70,7 +71,8 @@ class EntityReading(ActionReading):
             return True  # "corridor B": the code is the head
         word = tok.lower_.rstrip('.')
         can = word == 'can' and tok.pos_ == 'NOUN' and tok.i > 0 and self._nominal(tok.nbor(-1))
-        if ((word in self.stop or tok.lemma_.lower() in self.stop) and tok.tag_ != 'MD' and not can) \
+        if ((word in self.stop or tok.lemma_.lower() in self.stop) and tok.tag_ != 'MD' and not can
+                and not sided(tok)) \
                 or not any(c.isalpha() for c in word):
             # A "modal" here is a noun by repairs ("the watering can is"), and so is "can" the
             # tagger calls a noun after one ("emptied the trash can").
