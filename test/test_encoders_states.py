@@ -500,6 +500,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('I started the dishwasher in the kitchen.',
      {StateChange('dishwasher', 'state', '', 'running'),
       StateChange('dishwasher', 'location', '', 'kitchen')}),
+    # The phrase that tells which thing says where it is, when the clause says no place.
+    ('The plant on the windowsill looks dry.',
+     {StateChange('plant', 'location', '', 'windowsill'), StateChange('plant', 'state', '', 'dry')}),
+    ('The mug on the table is on the floor now.', {StateChange('mug', 'location', '', 'floor')}),
+    ('The mug on the table fell on the floor.', {StateChange('mug', 'location', '', 'floor')}),
     # A side or end names a place whose word alone names none ("step 3 of the task").
     ('The mug is on the front step.', {StateChange('mug', 'location', '', 'front step')}),
     ('The shoes are on the top step.', {StateChange('shoe', 'location', '', 'top step')}),

@@ -49,6 +49,8 @@ _GOING = frozenset({'enter', 'go', 'come', 'run', 'walk', 'head', 'move', 'wande
                     'return', 'step'})
 # Words before "on" that say what a thing lacks, not where it is ("low on ink").
 _SUPPLY = frozenset({'low', 'short'})
+# Verbs that say how a thing is, as "be" does ("the plant looks dry").
+_LINKING = frozenset({'look', 'seem', 'appear', 'feel', 'smell', 'taste', 'sound', 'remain', 'stay'})
 # Verbs of shifting a thing along, which leave it where it stops, not in hand ("moved the chair
 # away from the window").
 _SHIFTING = frozenset({'move', 'push', 'slide', 'drag', 'shift', 'roll', 'kick', 'nudge', 'shove'})
@@ -121,6 +123,12 @@ class PlaceReading(MeasureReading):
                   for g in c.children if g.dep_ == 'prep']
         if existential:
             preps += [g for m in movers if m.dep_ == 'attr' for g in m.children if g.dep_ == 'prep']
+        elif (copula or self._verb_lemma(tok) in _LINKING) \
+                and not any(p.lower_ in RESTING_PREPS for p in preps):
+            # "The plant on the windowsill looks dry", "the milk in the fridge has expired": the
+            # phrase that tells which thing also says where it is, when the clause says no place.
+            preps += [g for m in movers if m.dep_ == 'nsubj' for g in m.children
+                      if g.dep_ == 'prep' and g.lower_ in RESTING_PREPS - {'into', 'onto', 'to'}]
         if transitive:
             # "moved the keys to the drawer" with the phrase hung on the object (or on
             # the head of its name when the parser split it).
