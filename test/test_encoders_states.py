@@ -500,6 +500,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('I started the dishwasher in the kitchen.',
      {StateChange('dishwasher', 'state', '', 'running'),
       StateChange('dishwasher', 'location', '', 'kitchen')}),
+    # "On charge", "on standby": how a device is, not where.
+    ('I put the phone on charge.', {StateChange('phone', 'state', '', 'charging')}),
+    ('The TV is on standby.', {StateChange('tv', 'state', '', 'standby')}),
+    ('Is the phone on charge?', set()),
+    ('The drill is on the charger.', {StateChange('drill', 'location', '', 'charger')}),
     # The phrase that tells which thing says where it is, when the clause says no place.
     ('The plant on the windowsill looks dry.',
      {StateChange('plant', 'location', '', 'windowsill'), StateChange('plant', 'state', '', 'dry')}),

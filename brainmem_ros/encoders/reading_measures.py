@@ -38,6 +38,8 @@ _LEVEL_NOUNS = frozenset({'setting', 'speed', 'mode', 'power', 'heat'})
 _LEVEL_VERBS = _SETTING_VERBS | {'switch', 'put'}
 # Nouns of an appliance's programme or mode ("a quick wash", "eco mode", "the cotton cycle").
 _MODE_NOUNS = frozenset({'mode', 'cycle', 'wash', 'programme', 'program', 'setting'})
+# A bare noun after "on" that says how a device is, not where: "the laptop is on charge".
+_ON_STATES = {'charge': 'charging', 'standby': 'standby'}
 #: Verbs of starting an appliance ("started the dishwasher": running), on a programme or not.
 STARTING = frozenset({'start', 'run'})
 
@@ -160,6 +162,27 @@ class MeasureReading(SceneReading):
                 continue  # "at the low setting": the level (_level_settings)
             found += [StateChange(names[t.i], 'setting', '', ' '.join(words)) for t in things]
         return found
+
+    def _on_states(self, names: dict[int, str]) -> list[StateChange]:
+        """A device "on charge" is charging, "on standby" on standby ("I put the phone on
+        charge", "the TV is on standby"): a state, not a place (see :meth:`on_state`)."""
+        found: list[StateChange] = []
+        for tok in self.doc:
+            if not self.on_state(tok):
+                continue
+            verb = tok.head.head
+            if self._negated(verb) or self._asked(verb) or self._unreal(verb):
+                continue
+            roles = ('nsubj',) if verb.lemma_.lower() == 'be' else ('dobj', 'nsubjpass')
+            found += [StateChange(names[t.i], 'state', '', _ON_STATES[tok.lower_])
+                      for t in self._things([c for c in verb.children if c.dep_ in roles], names)]
+        return found
+
+    @staticmethod
+    def on_state(tok: Token) -> bool:
+        """``tok`` is the bare noun of "on charge", "on standby"."""
+        return tok.dep_ == 'pobj' and tok.head.lower_ == 'on' and tok.lower_ in _ON_STATES \
+            and not any(c.dep_ in {'det', 'poss'} for c in tok.children)
 
     def a_mode(self, tok: Token) -> bool:
         """``tok`` names a programme, mode or level of an appliance ("a quick wash", "eco mode",

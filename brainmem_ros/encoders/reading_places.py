@@ -190,8 +190,8 @@ class PlaceReading(MeasureReading):
             destination = destination or word in PLACE_PREPS
             target = self._place_of(prep, names) or self._gripped(prep, word)
             if not target or target in mover_names or any(
-                    o.dep_ == 'pobj' and self.a_mode(o) for o in prep.children):
-                continue  # (nor "on a quick wash", a programme: see _modes)
+                    o.dep_ == 'pobj' and (self.a_mode(o) or self.on_state(o)) for o in prep.children):
+                continue  # (nor "on a quick wash", a programme, "on charge": see _modes, _on_states)
             if word == 'from':
                 before = before or target
             elif goal is not None and outer is not goal:

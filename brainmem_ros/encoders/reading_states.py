@@ -89,6 +89,7 @@ class StateReading(PlaceReading):
         found.extend(self._working(names))
         found.extend(self._level_settings(names))
         found.extend(self._modes(names))
+        found.extend(self._on_states(names))
         found.extend(self._readings(own))
         return _in_sequence(found)
 
