@@ -77,6 +77,14 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('lock.front_door changed from unlocked to locked', {('front door', 'state', 'locked')}),
     ('binary_sensor.back_door changed to off', {('back door', 'state', 'closed')}),
     ('binary_sensor.back_door: on', {('back door', 'state', 'open')}),
+    # A window named noun first ("window_kitchen", the kitchen window's key) is an opening too:
+    # its sensor's off is closed.
+    ('binary_sensor.window_kitchen: off', {('window kitchen', 'state', 'closed')}),
+    # A reading of what a name's last word measures, however the line gives it; a setting.
+    ('fridge_temp=5.2C', {('fridge', 'temperature', '5.2C')}),
+    ('sensor.living_room_temperature changed to 21.5', {('living room', 'temperature', '21.5')}),
+    ('climate.bedroom set to 19 degrees', {('bedroom climate', 'setting', '19 degrees')}),
+    ('light.kitchen brightness=80%', {('kitchen light', 'level', '80%')}),
     # An entity id of one word is a record all the same (it had read as prose: nothing).
     ('media_player.tv changed to playing', {('tv', 'state', 'playing')}),
     ('switch.fan turned on', {('fan', 'power', 'on')}),

@@ -52,6 +52,7 @@ from brainmem_ros.encoders.record_fields import (
 )
 from brainmem_ros.encoders.record_merge import PROCESS_STATES
 from brainmem_ros.encoders.record_names import ENTITY_DOMAINS, RECORD_PLACE_PREPS, RecordNames, entity_id
+from brainmem_ros.memory.entity_names import entity_key
 from brainmem_ros.memory.types import StateChange
 
 # What software writes where it has no value: no state of the thing.
@@ -93,6 +94,10 @@ _ARRIVING = re.compile(r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:from\s+(.+?)\s+)?'
 _OPENINGS = frozenset({'door', 'window', 'gate', 'hatch', 'lid', 'shutter', 'skylight'})
 # A thing's state reported as a change: "cover.garage_door changed to open", "lock.front_door
 # changed from unlocked to locked".
+_SET = re.compile(r'^(.+?)\s+(?:was\s+)?set\s+to\s+(.+?)\s*$', re.IGNORECASE)
+_SETTING_VALUE = re.compile(r'^[-+]?\d+(?:[.,]\d+)?\s?(?:%|°\s?[CF]?|[A-Za-z]{1,8})?$')  # "19 degrees"
+# The domain of an entity id ("sensor." of "sensor.fridge_temperature").
+_DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')
 _CHANGED = re.compile(r'^(.+?)\s+(?:state\s+)?changed\s+(?:from\s+(\S+)\s+)?to\s+(\S+)', re.IGNORECASE)
 # Words after a thing that say its state is reported: "front_door state changed: closed -> open".
 _REPORTED = frozenset({'changed', 'change', 'changes', 'updated', 'update', 'is', 'now'})
@@ -235,10 +240,22 @@ class RecordReader(RecordNames):
                     ] if level else []
         if key in MEASURES and holder and _READING.match(value.strip()):
             return [StateChange(holder, MEASURES[key], '', value.strip())]
+        if measured := self._measured(key, value):
+            return measured
         thing = self.thing(key) if key not in ROLE_KEYS | CALL_KEYS else ''
         # A home-automation entity's value is its state, whatever the word ("vacuum.robot_vac:
         # cleaning").
         return self._state(thing, value, keyed=entity_id(key)) if thing else []
+
+    def _measured(self, name: str, value: str) -> list[StateChange]:
+        """A reading of the thing a name's last word measures: "fridge_temp=5.2C",
+        "sensor.fridge_temperature: 4.2 °C" (the fridge's temperature)."""
+        dotted = _DOMAIN.sub('', name.strip())
+        thing, _, measure = dotted.replace(' ', '_').rpartition('_')
+        if measure.lower() not in MEASURES or not _READING.match(value.strip()):
+            return []
+        holder = self.thing(thing, keyed=True)
+        return self._reading(measure.lower(), value, holder) if holder else []
 
     def _state(self, thing: str, value: str, *, keyed: bool = False, process: bool = False
                ) -> list[StateChange]:
@@ -259,7 +276,7 @@ class RecordReader(RecordNames):
         named = keyed and word.isalpha() and word not in ROLE_KEYS | _NO_VALUE
         if (word not in self.states and not named) or (word in PROCESS_STATES and not process):
             return []
-        if word in POWER and thing.rsplit(' ', 1)[-1] in _OPENINGS:
+        if word in POWER and entity_key(thing).rsplit(' ', 1)[-1] in _OPENINGS:  # (of "window kitchen" too)
             # A door is not switched: a door sensor's "on" is open ("binary_sensor.back_door: on").
             return [StateChange(thing, 'state', '', 'open' if word == 'on' else 'closed')]
         # "door_front: opened" is open, as "opened the front door" reads.
@@ -291,10 +308,7 @@ class RecordReader(RecordNames):
             thing = self.tail_thing(left)
             if not got and thing:
                 got = self._state(thing, right, keyed=entity_id(left))
-            measure = thing.rsplit(' ', 1)
-            if not got and len(measure) == 2 and measure[1] in MEASURES:
-                got = self._reading(measure[1], right, measure[0])  # "sensor.fridge_temperature: 4.2 °C"
-            return got
+            return got or self._measured(left, right)
         parts = _ARROW.split(value)
         if len(parts) >= 2:
             return self._transition(parts[-2], parts[-1]) or self._pair(parts[-1], depth + 1)
@@ -347,6 +361,12 @@ class RecordReader(RecordNames):
             return self._reading(words[measure].lower(), ' '.join(words[measure + 1:]),
                                  self.thing(' '.join(words[:measure])))
         changed = _CHANGED.match(value)
+        if changed and (measured := self._measured(changed.group(1), changed.group(3))):
+            return measured  # "sensor.living_room_temperature changed to 21.5"
+        setting = _SET.match(value)  # "climate.bedroom set to 19 degrees"
+        if setting and _SETTING_VALUE.match(setting.group(2)) \
+                and (thing := self.tail_thing(setting.group(1))):
+            return [StateChange(thing, 'setting', '', setting.group(2))]
         if changed and (thing := self.tail_thing(changed.group(1))):
             return self._state(thing, changed.group(3), keyed=entity_id(changed.group(1)))
         switched = _SWITCHED.match(value)

@@ -48,7 +48,7 @@ BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',
             'current_temp': 'temperature', 'current_temperature': 'temperature',
             'setpoint': 'setting', 'set_point': 'setting', 'target_temp': 'setting',
-            'target_temperature': 'setting', 'fill': 'level', 'fill_level': 'level'}
+            'target_temperature': 'setting', 'fill': 'level', 'fill_level': 'level', 'brightness': 'level'}
 ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) | HOLDER_KEYS | COLOUR_KEYS \
     | {'from', 'to', 'rel', 'relation'}
 

@@ -209,14 +209,24 @@ def entity_key(name: str) -> str:
     >>> entity_key('stove burner front left') == entity_key('front left stove burner')
     True
     """
-    words = name_words(name)
+    words = qualifiers_first(name_words(name))
     if not words:
         return ''
-    # "thermostat hall" is the hall thermostat, "burner front left" the front left burner.
-    tail = next((n for n in range(len(words)) if words[len(words) - 1 - n] not in _TRAILING), len(words))
-    if 0 < tail < len(words) and words[0] not in _TRAILING:
-        words = [*words[-tail:], *words[:-tail]]
     return ' '.join([*sorted(words[:-1]), singular(words[-1])])
+
+
+def qualifiers_first(words: Sequence[str]) -> list[str]:
+    """``words`` of a name with the qualifiers software writes after the noun put before it:
+    "thermostat hall" is the hall thermostat, "burner front left" the front left burner.
+
+    >>> qualifiers_first(['window', 'kitchen']), qualifiers_first(['Door', 'Front'])
+    (['kitchen', 'window'], ['Front', 'Door'])
+    """
+    lowered = [w.lower() for w in words]
+    tail = next((n for n in range(len(words)) if lowered[len(words) - 1 - n] not in _TRAILING), len(words))
+    if 0 < tail < len(words) and lowered[0] not in _TRAILING:
+        return [*words[-tail:], *words[:-tail]]
+    return list(words)
 
 
 def names_match(query: str, key: str) -> bool:
