@@ -307,7 +307,10 @@ class RecordReader(RecordNames):
             left = ' '.join(words)
             thing = self.tail_thing(left)
             if not got and thing:
-                got = self._state(thing, right, keyed=entity_id(left))
+                # An appliance's entity reports its cycle ("sensor.washing_machine_status: finished").
+                device = entity_id(left)
+                cycle = device and self._kind(thing) == 'appliance'
+                got = self._state(thing, right, keyed=device, process=cycle)
             return got or self._measured(left, right)
         parts = _ARROW.split(value)
         if len(parts) >= 2:
@@ -346,9 +349,10 @@ class RecordReader(RecordNames):
         return self._state(thing, right) or ([StateChange(thing, 'location', '', place)] if place else [])
 
     def _kind(self, name: str) -> str | None:
-        """The household kind of the thing ``name`` heads (``NOUN_TYPES``), or None."""
+        """The household kind of the thing ``name`` names or heads (``NOUN_TYPES``: "washing
+        machine", "fridge"), or None."""
         head = name.rsplit(maxsplit=1)[-1]
-        return NOUN_TYPES.get(head) or NOUN_TYPES.get(self._singular(head))
+        return NOUN_TYPES.get(name) or NOUN_TYPES.get(head) or NOUN_TYPES.get(self._singular(head))
 
     def _telegraphic(self, value: str) -> list[StateChange]:
         words = value.split()
