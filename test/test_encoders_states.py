@@ -500,6 +500,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('I started the dishwasher in the kitchen.',
      {StateChange('dishwasher', 'state', '', 'running'),
       StateChange('dishwasher', 'location', '', 'kitchen')}),
+    # An exclaimed or answering "no" denies nothing; "no" before the thing does.
+    ('Oh no, my keys were in the pocket!', {StateChange('key', 'location', '', 'pocket')}),
+    ('No, the keys are in the car.', {StateChange('key', 'location', '', 'car')}),
+    ('No keys are in the car.', set()),
     # "On charge", "on standby": how a device is, not where.
     ('I put the phone on charge.', {StateChange('phone', 'state', '', 'charging')}),
     ('The TV is on standby.', {StateChange('tv', 'state', '', 'standby')}),

@@ -103,7 +103,7 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('binary_sensor.garage_door: closed', {('garage door', 'state', 'closed')}),
     # An entity id's value is its state, whatever the word; a "_status" suffix names no thing.
     ('sensor.ev_charger_status: charging', {('ev charger', 'state', 'charging')}),
-    # An appliance's entity reports its cycle; a task's status is no thing's state.
+    # An appliance's entity reports its cycle.
     ('sensor.washing_machine_status: finished', {('washing machine', 'state', 'finished')}),
     # A device's kind names it, unless its name ends in a device ("floor lamp").
     ('state_changed entity_id=light.hallway_ceiling old_state=on new_state=off',

@@ -217,8 +217,11 @@ class OutcomeReading(EntityReading):
         return nxt == particle or any(c.dep_ == 'prt' and c.lower_ == particle for c in tok.children)
 
     def _negated(self, tok: Token) -> bool:
-        if any(c.dep_ == 'neg' or (c.lower_ in NOT_HAPPENED and c.dep_ != 'prep') for c in tok.children):
-            return True  # "completed it without any problem" negates the problem, not the act
+        if any(c.dep_ == 'neg' or (c.lower_ in NOT_HAPPENED and c.dep_ not in {'prep', 'intj'})
+               for c in tok.children):
+            # "completed it without any problem" negates the problem, not the act; "Oh no, my
+            # keys were in the pocket!" and "No, it's in the car" answer or exclaim, not deny.
+            return True
         if tok.head.lower_ in NOT_HAPPENED:
             return True  # "without dropping it"
         if any(c.lower_ == 'longer' and any(g.dep_ == 'neg' for g in c.children) for c in tok.children):
