@@ -652,6 +652,17 @@ def test_an_act_on_a_pronoun_answers_the_question_before_it(mem: BrainMem) -> No
     assert mem.state_of('skylight') == []
 
 
+def test_a_request_is_done_when_the_answer_says_so(mem: BrainMem) -> None:
+    ep = 'talk-requests'
+    mem.store('Maya: Can you close the cellar door?', stamp=T0, episode_id=ep)
+    mem.store('Leo: Done.', stamp=T0 + 60, episode_id=ep)
+    assert [(f.value, f.source) for f in mem.state_of('cellar door')] == [('closed', 'fallback')]
+    # A yes to a request says it will be done, not that it is.
+    mem.store('Maya: Could you lock the summerhouse?', stamp=T0 + 120, episode_id=ep)
+    mem.store('Leo: Yes.', stamp=T0 + 180, episode_id=ep)
+    assert mem.state_of('summerhouse') == []
+
+
 def test_a_conversation_files_a_state_as_a_sentence_does(mem: BrainMem) -> None:
     # One value however it is said: "shut" is closed in a sentence ("The loft hatch is shut.")
     # and in an answer; an act done to "them" leaves its result ("washed": clean).

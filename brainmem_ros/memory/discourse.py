@@ -46,6 +46,9 @@ _SWITCHED = frozenset({'turned', 'switched', 'flicked'})
 _SWITCH_BASES = frozenset({'turn', 'switch', 'flick'})
 # A bare yes, and the words that take it back ("yes, but not the back one").
 _YES = frozenset({'yes', 'yeah', 'yep', 'yup', 'done'})
+# What says a requested act is done ("Can you lock it?" "Done."), and the words that request.
+_DONE = frozenset({'done', 'did', 'finished'})
+_ASKING = frozenset({'can', 'could', 'would', 'will'})
 _DENIED = frozenset({'not', 'no', 'never', 'but'})
 # Acts after which who speaks has "it" ("Got them, thanks").
 _TAKEN = frozenset({'got', 'grabbed', 'took', 'have', 'fetched'})
@@ -109,6 +112,8 @@ def _confirmed(unit: MemoryUnit, earlier: Callable[[], Sequence[MemoryUnit]]) ->
     thing, (attribute, value) = _thing_of(question), _asked_state(question)
     if not thing or not value:
         return []
+    if _requested(question) and not _DONE & set(text_words(unit.text)):
+        return []  # "Can you close the garage door?" "Yes.": it will be, not it is
     return [Claim(thing, attribute, value, unit.stamp, unit.id, 'fallback', CONFIDENCE['fallback'],
                   unit.pose)]
 
@@ -118,7 +123,7 @@ def _asked_state(question: MemoryUnit) -> tuple[str, str]:
     switched off ...", "is the gate open?"; ('', '') for none."""
     for words in _sentences(question.text, asked=True):
         for i, word in enumerate(words):
-            if word in {'did', 'have', 'has'} and i + 2 < len(words):
+            if word in {'did', 'have', 'has'} | _ASKING and i + 2 < len(words):
                 verb, rest = words[i + 2], words[i + 3:i + 8]
                 if verb in _SWITCH_BASES | _SWITCHED and ({'on', 'off'} & set(rest)):
                     return 'power', next(w for w in rest if w in {'on', 'off'})
@@ -131,6 +136,12 @@ def _asked_state(question: MemoryUnit) -> tuple[str, str]:
                     value = participle_states().get(said, said)  # "is it shut?": closed
                     return ('power' if said in {'on', 'off'} else 'state'), value
     return '', ''
+
+
+def _requested(question: MemoryUnit) -> bool:
+    """``question`` asks for an act ("Can you close the garage door?"), not whether it was done."""
+    return any(w in _ASKING and words[i + 1:i + 2] == ['you']
+               for words in _sentences(question.text, asked=True) for i, w in enumerate(words))
 
 
 def _thing_of(before: MemoryUnit) -> str:
