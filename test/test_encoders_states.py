@@ -500,6 +500,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('I started the dishwasher in the kitchen.',
      {StateChange('dishwasher', 'state', '', 'running'),
       StateChange('dishwasher', 'location', '', 'kitchen')}),
+    # An appliance's screen is no part of the robot (the robot's own "screen" is), and a device
+    # showing something is on however the parser joined the words.
+    ('The television screen is off.', {StateChange('television screen', 'power', '', 'off')}),
+    ('My screen is off.', set()),
+    ('a dog lying next to a television showing cartoons', {StateChange('television', 'power', '', 'on')}),
     # An exclaimed or answering "no" denies nothing; "no" before the thing does.
     ('Oh no, my keys were in the pocket!', {StateChange('key', 'location', '', 'pocket')}),
     ('No, the keys are in the car.', {StateChange('key', 'location', '', 'car')}),
@@ -567,7 +572,8 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # The other things of a scene: after a comma, where their own phrase says; what a thing is
     # "with", in it, in the state the words before it name.
     ('a dark television screen in an empty living room, a remote control on the coffee table',
-     {StateChange('remote control', 'location', '', 'coffee table')}),
+     {StateChange('remote control', 'location', '', 'coffee table'),
+      StateChange('dark television screen', 'location', '', 'living room')}),
     ('a laundry basket with a blue towel', {StateChange('blue towel', 'location', '', 'laundry basket')}),
     # What a room is shown with is in it, however the parser joins the list (not a thing's).
     ('a bathroom with a toilet and a sink',

@@ -505,6 +505,14 @@ def test_a_speakers_own_thing_is_kept_apart(mem: BrainMem) -> None:
     assert mem.state_of('the harmonica', attribute='location')[0].value == 'hall shelf'
 
 
+def test_a_screen_tells_of_its_device(mem: BrainMem) -> None:
+    mem.store('a large monitor showing a football match', stamp=T0)
+    mem.store('a black, switched-off monitor screen reflecting a window', stamp=T0 + H)
+    assert [(f.attribute, f.value) for f in mem.state_of('monitor')][:1] == [('power', 'off')]
+    mem.store('a cat asleep beside a monitor showing cartoons', stamp=T0 + 2 * H)
+    assert [(f.attribute, f.value) for f in mem.state_of('monitor')][:1] == [('power', 'on')]
+
+
 def test_a_date_is_no_place(mem: BrainMem) -> None:
     # Neither the parse nor the parse-free fallback ("X is on Y") places a thing at a date.
     mem.store('The barbecue is on Saturday night.', stamp=T0)

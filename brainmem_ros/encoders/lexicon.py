@@ -310,3 +310,7 @@ def ordinal(word: str) -> bool:
 def time_word(word: str) -> bool:
     """``word`` (lower case) says when, not where ("monday", "noon", "5th")."""
     return word in TIME_NOUNS or ordinal(word)
+
+
+#: What only a device that is on does ("a television showing cartoons", "a lamp glowing").
+WORKING = frozenset({'show', 'display', 'play', 'glow', 'shine', 'blare', 'stream'})

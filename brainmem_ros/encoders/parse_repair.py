@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.lexicon import NOUN_TYPES
+from brainmem_ros.encoders.lexicon import NOUN_TYPES, WORKING
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -47,6 +47,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     _mend_objects(doc)
     _mend_results(doc)
     _mend_scenes(doc)
+    _mend_working(doc)
     for tok in doc:
         low = tok.lower_
         if tok.pos_ != 'NOUN' or (low not in _PARTICIPLES and low not in _PRESENT) or tok.i == 0:
@@ -105,6 +106,24 @@ def _mend_results(doc: Doc) -> None:
         else:
             tok.head, tok.dep_ = verb, 'oprd'
             tok.pos_, tok.tag_ = 'ADJ', 'JJ'
+
+
+def _mend_working(doc: Doc) -> None:
+    """"a television showing cartoons" read as one name of three nouns (the television and
+    "showing" modifiers of "cartoons"): the television is the thing, showing its participle,
+    the cartoons what it shows."""
+    for tok in doc:
+        if tok.tag_ != 'VBG' or tok.lemma_.lower() not in WORKING or tok.dep_ not in {'compound', 'amod'} \
+                or tok.i == 0:
+            continue
+        thing, shown = doc[tok.i - 1], tok.head
+        if thing.dep_ != 'compound' or thing.pos_ != 'NOUN' or thing.head.i not in {tok.i, shown.i} \
+                or shown.i <= tok.i or shown.pos_ != 'NOUN':
+            continue
+        _adopt_left(shown, thing)
+        thing.dep_, thing.head = shown.dep_, thing if shown.head.i == shown.i else shown.head
+        tok.head, tok.dep_, tok.pos_ = thing, 'acl', 'VERB'
+        shown.head, shown.dep_ = tok, 'dobj'
 
 
 def _mend_scenes(doc: Doc) -> None:

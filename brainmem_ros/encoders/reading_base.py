@@ -103,9 +103,15 @@ class ReadingBase:
         words = name.replace('_', ' ').split()
         if name in self.self_vocab or ' '.join(words) in self.self_vocab:
             return True
-        return any(' '.join(words[i:]) in self.self_vocab for i in range(1, len(words)))
+        # "left gripper", "front camera", "tray sensor" are the robot's; "television screen",
+        # "kitchen speaker" are an appliance's part or a room's device.
+        return any(' '.join(words[i:]) in self.self_vocab
+                   and not any(NOUN_TYPES.get(w) in _OTHERS_PARTS for w in words[:i])
+                   for i in range(1, len(words)))
 
 
+# Kinds of thing whose screen, speaker or sensor is no part of the robot.
+_OTHERS_PARTS = frozenset({'appliance', 'place'})
 #: A log level or kind opening a line, in capitals ("ALERT garage door left open").
 LOG_LEVELS = frozenset({'DEBUG', 'INFO', 'NOTICE', 'WARN', 'WARNING', 'ERROR', 'ERR', 'CRITICAL', 'FATAL',
                         'ALERT', 'EVENT', 'TRACE'})

@@ -138,7 +138,10 @@ class EntityReading(ActionReading):
         head_tok = self.doc[head]
         if head_tok.lower_ == 'robot' or head_tok.lemma_.lower() == 'robot':
             return start == head or self.doc[head - 1].lower_ in {'the', 'this', 'my'}
-        return self._is_self(name.lower()) or self._is_self(head_tok.lemma_.lower())
+        # (The head's lemma too: "sensors"; with its modifiers: "television screen" is no part
+        # of the robot.)
+        lemma = ' '.join([*name.lower().split()[:-1], head_tok.lemma_.lower()])
+        return self._is_self(name.lower()) or self._is_self(lemma)
 
     def _word(self, tok: Token, is_head: bool) -> str:
         if is_head and tok.tag_ in {'NNS', 'NNPS'}:

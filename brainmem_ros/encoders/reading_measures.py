@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.lexicon import NOUN_TYPES, units
+from brainmem_ros.encoders.lexicon import NOUN_TYPES, WORKING, units
 from brainmem_ros.encoders.reading_base import NOMINAL, conditional
 from brainmem_ros.encoders.reading_scenes import SceneReading
 from brainmem_ros.memory.types import StateChange
@@ -45,7 +45,6 @@ STARTING = frozenset({'start', 'run'})
 
 # What only a device that is on does: "a television showing a football match", "a floor lamp
 # glowing in the corner".
-_WORKING = frozenset({'show', 'display', 'play', 'glow', 'shine', 'blare', 'stream'})
 # What a device in the middle of it is: "the dishwasher's still running", "a tablet charging
 # on the shelf" (a state of its own, which ends when the device says otherwise).
 IN_PROGRESS = {'run': 'running', 'charge': 'charging', 'preheat': 'preheating', 'heat': 'heating'}
@@ -87,7 +86,7 @@ class MeasureReading(SceneReading):
             done = tok.tag_ == 'VBD' or (tok.tag_ == 'VBN' and any(c.lemma_ == 'have' for c in tok.children))
             under_way = IN_PROGRESS.get(lemma, '') if tok.tag_ == 'VBG' else (_DONE.get(lemma, '') if done
                                                                             else '')
-            working = lemma in _WORKING and tok.tag_ in {'VBG', 'VBZ', 'VBP'}
+            working = lemma in WORKING and tok.tag_ in {'VBG', 'VBZ', 'VBP'}
             if not (working or under_way) or self._negated(tok) or self._asked(tok) or self._unreal(tok):
                 continue
             if under_way and any(c.dep_ in {'advmod', 'acomp', 'oprd', 'prt', 'prep'} and c.i == tok.i + 1
