@@ -505,6 +505,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('The television screen is off.', {StateChange('television screen', 'power', '', 'off')}),
     ('My screen is off.', set()),
     ('a dog lying next to a television showing cartoons', {StateChange('television', 'power', '', 'on')}),
+    # "Itself" is its clause's subject; a thing found is missing no more.
+    ('The kettle has boiled and switched itself off.', {StateChange('kettle', 'power', '', 'off')}),
+    ('I found the missing sock behind the washing machine.',
+     {StateChange('sock', 'location', '', 'washing machine')}),
     # An exclaimed or answering "no" denies nothing; "no" before the thing does.
     ('Oh no, my keys were in the pocket!', {StateChange('key', 'location', '', 'pocket')}),
     ('No, the keys are in the car.', {StateChange('key', 'location', '', 'car')}),

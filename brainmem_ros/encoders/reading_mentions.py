@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 #: Pronouns that stand for things (not people: "he", "she" are never placed or switched).
 THING_PRONOUNS = {'it': False, 'them': True, 'they': True, 'these': True, 'those': True}
+_REFLEXIVES = frozenset({'itself', 'themselves'})
 # Nouns that count or group a thing ("a pile of towels", "a pair of scissors"): the thing
 # is what they count. A closed class of English.
 QUANTITIES = frozenset({'pile', 'stack', 'heap', 'bunch', 'pair', 'set', 'group', 'row', 'couple',
@@ -94,6 +95,11 @@ class MentionReading(OutcomeReading):
             tok = self._counted(clause.head if relative else word, names)
             if tok.lower_ in THING_PRONOUNS:
                 out += self._antecedent(tok, names)
+            elif tok.lower_ in _REFLEXIVES and tok.dep_ in {'dobj', 'obj'}:
+                # "The kettle has boiled and switched itself off": its clause's subject.
+                verb = tok.head.head if tok.head.dep_ == 'conj' and not any(
+                    c.dep_ == 'nsubj' for c in tok.head.children) else tok.head
+                out += self._things([c for c in verb.children if c.dep_ == 'nsubj'], names)
             elif tok.i in names:
                 out.append(tok)
                 out += [c for c in tok.conjuncts if c.i in names and c.i > tok.i]

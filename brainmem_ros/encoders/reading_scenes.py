@@ -46,6 +46,7 @@ HANGING = frozenset({'hang', 'dangle', 'suspend'})
 DRAPED = frozenset({'drape', 'sling', 'hang', 'throw', 'toss', 'fold', 'spread', 'lay'})
 # Where a scene's thing rests: not where it goes ("the faucet running into a pot").
 _SCENE_PREPS = RESTING_PREPS - {'into', 'onto'}
+_UNSEEN = frozenset({'missing', 'lost'})
 # Nouns of a part or position of a thing: "the middle of the table" is on the table.
 _PARTS = frozenset({'middle', 'edge', 'top', 'bottom', 'side', 'corner', 'end', 'foot', 'front', 'back',
                     'center', 'centre', 'rim', 'surface', 'base', 'far', 'near'})
@@ -91,7 +92,9 @@ class SceneReading(MentionReading):
                 found += self._scene_items(root, names)
             found += self._described(things, names)
         seen = [t for t in self.doc if t.dep_ == 'dobj' and t.i in names and self._seen(t.head)]
-        return found + self._described(self._things(seen, names), names)
+        # A thing seen or found is missing no more ("I found the missing sock behind the washer").
+        described = self._described(self._things(seen, names), names)
+        return found + [c for c in described if c.after not in _UNSEEN]
 
     @staticmethod
     def _first_listed(tok: Token) -> Token:
