@@ -33,6 +33,8 @@ _PARTICIPLES = {ing: base for base, (ing, _) in _BASES.items()}
 _PRESENT = {s: base for base, (_, s) in _BASES.items() if s}
 # States an act leaves a thing in, said after it ("pushed the door open"); never nouns.
 _RESULTS = frozenset({'open', 'shut', 'closed', 'ajar'})
+# Words of how far a state holds ("half open", "wide open").
+_DEGREE_WORDS = frozenset({'half', 'wide', 'partly', 'partially', 'fully'})
 # Prepositions a resting phrase opens with ("next to": "next" hangs on the verb).
 _RESTING = frozenset({'on', 'in', 'under', 'by', 'beside', 'against', 'from', 'near', 'next', 'inside',
                       'behind', 'atop', 'underneath', 'beneath', 'across', 'along', 'over', 'at'})
@@ -44,6 +46,8 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     as the scene's verb the participle of the thing the scene is "with", and a household noun
     read as a verb after a noun the head of its name again."""
     _mend_names(doc)
+    _mend_degrees(doc)
+    _mend_agreement(doc)
     _mend_objects(doc)
     _mend_results(doc)
     _mend_scenes(doc)
@@ -164,6 +168,39 @@ def _mend_names(doc: Doc) -> None:
             child.head = tok
         tok.head, tok.dep_ = (tok, 'ROOT') if prev.head.i == prev.i else (prev.head, prev.dep_)
         prev.head, prev.dep_ = tok, 'compound'
+        tok.pos_, tok.tag_, tok.lemma_ = 'NOUN', 'NN', tok.lower_
+
+
+def _mend_degrees(doc: Doc) -> None:
+    """"with the blinds half open": "half" tagged a noun, and read as the head of a name
+    ("blinds half"); it says how far the state holds."""
+    for tok in doc:
+        if tok.lower_ not in _DEGREE_WORDS or tok.pos_ not in {'NOUN', 'ADV'} \
+                or tok.dep_ not in {'advmod', 'npadvmod'} or tok.i + 1 == len(doc) \
+                or doc[tok.i + 1].pos_ not in {'ADJ', 'VERB'} or tok.i == 0:
+            continue
+        tok.pos_, tok.tag_ = 'ADV', 'RB'
+        # "with the drawer half open": the drawer, read as a modifier of "half", is the
+        # object of the preposition before it.
+        thing = doc[tok.i - 1]
+        prep = next((t for t in reversed(doc[:thing.i]) if t.pos_ == 'ADP'), None)
+        if thing.head.i == tok.i and NOUN_TYPES.get(thing.lower_) is not None and prep is not None \
+                and not any(c.dep_ == 'pobj' for c in prep.children) \
+                and all(t.dep_ == 'det' for t in doc[prep.i + 1:thing.i]):
+            thing.head, thing.dep_, thing.pos_, thing.tag_ = prep, 'pobj', 'NOUN', 'NN'
+
+
+def _mend_agreement(doc: Doc) -> None:
+    """"a bathroom sink with a running tap": "sink" read as the verb of "a bathroom", which no
+    verb without its "-s" agrees with; a household noun there is the head of the name."""
+    for tok in doc:
+        prev = doc[tok.i - 1] if tok.i else tok
+        if tok.pos_ != 'VERB' or tok.tag_ not in {'VB', 'VBP'} or NOUN_TYPES.get(tok.lower_) is None \
+                or prev.dep_ != 'nsubj' or prev.head.i != tok.i or prev.tag_ != 'NN' \
+                or not any(c.dep_ == 'det' and c.lower_ in {'a', 'an', 'the'} for c in prev.children):
+            continue
+        _adopt_left(prev, tok)
+        prev.dep_ = 'compound'
         tok.pos_, tok.tag_, tok.lemma_ = 'NOUN', 'NN', tok.lower_
 
 
