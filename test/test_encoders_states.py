@@ -505,6 +505,13 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('The television screen is off.', {StateChange('television screen', 'power', '', 'off')}),
     ('My screen is off.', set()),
     ('a dog lying next to a television showing cartoons', {StateChange('television', 'power', '', 'on')}),
+    # What a caption's thing or its place is "with", however the parser hung the phrase.
+    ('an open laptop on a wooden desk with a cup of coffee beside it',
+     {StateChange('laptop', 'location', '', 'wooden desk'), StateChange('laptop', 'state', '', 'open'),
+      StateChange('cup', 'location', '', 'wooden desk')}),
+    ('a toolbox open on a garage floor with a hammer beside it',
+     {StateChange('toolbox', 'state', '', 'open'), StateChange('toolbox', 'location', '', 'garage floor'),
+      StateChange('hammer', 'location', '', 'toolbox')}),
     # How far a state holds is no name ("blinds half"), and the state is the thing's it follows;
     # a household noun the tagger made a verb after "a bathroom" heads the name again.
     ('a potted plant on a windowsill with the blinds half open',

@@ -88,7 +88,9 @@ class SceneReading(MentionReading):
                 continue  # a sentence with a verb of its own, or "no cars on the street"
             else:
                 things = self._things([root], names)
-                found += self._resting(things, [root, *things], names)
+                # (Or on an adjective after it: "a toolbox open on a garage floor".)
+                later = [a for a in root.children if a.dep_ == 'amod' and a.i > root.i]
+                found += self._resting(things, [root, *things, *later], names)
                 found += self._scene_items(root, names)
             found += self._described(things, names)
         seen = [t for t in self.doc if t.dep_ == 'dobj' and t.i in names and self._seen(t.head)]
@@ -139,27 +141,39 @@ class SceneReading(MentionReading):
             found += self._resting(shown, [item], names) + self._described(shown, names)
         if root.lemma_.lower() in _DEPICTIONS or root.i not in names:
             return found  # "an image of a hallway with light ...": not in it
-        for prep in (c for c in root.children if c.dep_ == 'prep' and c.lower_ == 'with'):
+        for owner, prep in self._with_phrases(root, names):
             # "with a wet umbrella leaning against the wall": the parser may make the participle
             # the preposition's and the thing its subject.
             verbs = [c for c in prep.children if c.dep_ == 'pcomp' and c.tag_ in _PARTICIPLES]
             said = [o for o in prep.children if o.dep_ == 'pobj'] + [
                 s for v in verbs for s in v.children if s.dep_ == 'nsubj']
-            if a_place(root, names):
+            if owner is root and a_place(root, names):
                 # "a bathroom with a toilet and a sink": the parser joins the sink to the room;
                 # what a room is shown with is in it (a thing, not another room).
                 said += [c for c in root.children
                          if c.dep_ == 'conj' and c.i > prep.i and not a_place(c, names)]
-            held = [h for h in self._things(said, names) if names[h.i] != names[root.i]]
+            held = [h for h in self._things(said, names) if names[h.i] != names[owner.i]]
             # Each where its own phrase or participle says ("a kettle on the stove and a bowl on
             # the counter", "a red kettle sitting on the stove"), else in the scene's thing: "a
             # bed and a lamp on a nightstand" puts only the lamp there.
             for h in held:
                 hangers = [h, *(c for c in h.children if c.dep_ == 'acl' and c.tag_ in _PARTICIPLES), *verbs]
                 found += self._resting([h], hangers, names) or [
-                    StateChange(names[h.i], 'location', '', names[root.i])]
+                    StateChange(names[h.i], 'location', '', names[owner.i])]
             found += self._described(held, names)
         return found
+
+    @staticmethod
+    def _with_phrases(root: Token, names: dict[int, str]) -> list[tuple[Token, Token]]:
+        """(the thing, its "with" phrase) of a caption's thing, and of the place it is in or on,
+        however the parser hung them: "a toolbox open on the floor with a hammer beside it" (on
+        the adjective after the thing), "a laptop on a desk with a mug beside it" (on the place,
+        whose thing the mug is then)."""
+        after = [root, *(a for a in root.children if a.dep_ in {'amod', 'acl'} and a.i > root.i)]
+        found = [(root, p) for t in after for p in t.children if p.dep_ == 'prep' and p.lower_ == 'with']
+        places = [o for t in after for q in t.children if q.dep_ == 'prep' and q.lower_ in _SCENE_PREPS
+                  for o in q.children if o.dep_ == 'pobj' and o.i in names]
+        return found + [(o, p) for o in places for p in o.children if p.dep_ == 'prep' and p.lower_ == 'with']
 
     def _described(self, things: list[Token], names: dict[int, str]) -> list[StateChange]:
         """The state an adjective before each of ``things`` names ("an open dishwasher"), or
