@@ -169,11 +169,15 @@ class SceneReading(MentionReading):
         however the parser hung them: "a toolbox open on the floor with a hammer beside it" (on
         the adjective after the thing), "a laptop on a desk with a mug beside it" (on the place,
         whose thing the mug is then)."""
-        after = [root, *(a for a in root.children if a.dep_ in {'amod', 'acl'} and a.i > root.i)]
+        after = [root, *(a for a in root.children if a.dep_ == 'amod' and a.i > root.i)]
         found = [(root, p) for t in after for p in t.children if p.dep_ == 'prep' and p.lower_ == 'with']
         places = [o for t in after for q in t.children if q.dep_ == 'prep' and q.lower_ in _SCENE_PREPS
                   for o in q.children if o.dep_ == 'pobj' and o.i in names]
-        return found + [(o, p) for o in places for p in o.children if p.dep_ == 'prep' and p.lower_ == 'with']
+        # (The place's only when what it is with is placed by a pronoun, "beside it": "a plant on a
+        # windowsill with the blinds half open" says how the blinds are, not where.)
+        return found + [(o, p) for o in places for p in o.children if p.dep_ == 'prep' and p.lower_ == 'with'
+                        and any(g.dep_ == 'pobj' and g.lower_ in {'it', 'them'}
+                                for w in p.children for q in w.children for g in q.children)]
 
     def _described(self, things: list[Token], names: dict[int, str]) -> list[StateChange]:
         """The state an adjective before each of ``things`` names ("an open dishwasher"), or
