@@ -740,9 +740,11 @@ def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:
     mem.store('I brought the thyme back inside and set it on the kitchen windowsill.', stamp=T0 + 2 * H)
     assert mem.state_of('the thyme', attribute='location')[0].value == 'kitchen windowsill'
     assert mem.state_of('the thyme', attribute='location', as_of=T0 + H)[0].value == 'balcony table'
-    # A plant named by what it is of, likewise.
+    # A plant named by what it is of, likewise; and the other way: what the plant is of.
     mem.store('I watered the oregano plant on the patio table.', stamp=T0)
     assert mem.state_of('the oregano', attribute='location')[0].value == 'patio table'
+    mem.store('I set the rosemary on the kitchen dresser.', stamp=T0)
+    assert mem.state_of('the rosemary plant', attribute='location')[0].value == 'kitchen dresser'
 
 
 def test_where_the_places_are(mem: BrainMem) -> None:

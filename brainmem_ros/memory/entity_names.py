@@ -31,8 +31,8 @@ DETERMINERS = word_list('fact_words.txt', 'determiners')
 _TRAILING = word_list('fact_words.txt', 'trailing qualifiers')
 # Parts that show their thing's state ("the thermostat display reads 20 degrees").
 _DISPLAYS = word_list('fact_words.txt', 'displays')
-# Things named by what they hold ("basil pot").
-_CONTAINERS = word_list('fact_words.txt', 'containers')
+#: Things named by what they hold or are of ("basil pot", "basil plant").
+CONTAINERS = word_list('fact_words.txt', 'containers')
 # "Note: ..." opens a message without naming who speaks.
 _MESSAGE_TAGS = word_list('fact_words.txt', 'message tags')
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -290,7 +290,7 @@ def container_keys(name: str) -> list[str]:
     ['basil bag', 'basil basket']
     """
     key = entity_key(name)
-    return sorted(entity_key(f'{key} {c}') for c in _CONTAINERS) if key else []
+    return sorted(entity_key(f'{key} {c}') for c in CONTAINERS) if key else []
 
 
 def holding(head: str, keys: Sequence[str]) -> list[str]:
@@ -300,7 +300,7 @@ def holding(head: str, keys: Sequence[str]) -> list[str]:
     >>> holding('basil', ['basil pot', 'kitchen windowsill']), holding('water', ['water bottle', 'water jug'])
     (['basil pot'], ['water bottle'])
     """
-    found = [k for k in keys if len(k.split()) > 1 and k.split()[-1] in _CONTAINERS
+    found = [k for k in keys if len(k.split()) > 1 and k.split()[-1] in CONTAINERS
              and head in {singular(w) for w in k.split()[:-1]}]
     return found if len(found) == 1 else []
 

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from brainmem_ros.memory.entity_names import (
+    CONTAINERS,
     aliases,
     container_keys,
     entity_key,
@@ -55,6 +56,7 @@ def keys_by_name(query: Query, names: Sequence[str]) -> dict[str, list[str]]:
                        or set(referents(name, rows)))
     _held(query, {n: plans[n][0] for n, keys in found.items() if not keys}, found)
     _placed(query, {n: plans[n][0] for n, keys in found.items() if not keys and ' ' in plans[n][0]}, found)
+    _contents(query, {n: plans[n][0] for n, keys in found.items() if not keys and ' ' in plans[n][0]}, found)
     for name, keys in found.items():
         key = plans[name][0]
         out[name] = sorted(keys, key=lambda k: (k != key, len(k), k))
@@ -97,6 +99,18 @@ def _held(query: Query, unmatched: dict[str, str], found: dict[str, set[str]]) -
     for name, key in unmatched.items():
         head = key.split()[-1]
         found[name] = set(holding(head, [e for e in rows if e.startswith(f'{head} ') or f' {head} ' in e]))
+
+
+def _contents(query: Query, unmatched: dict[str, str], found: dict[str, set[str]]) -> None:
+    """"The basil plant", "the basil pot" when neither is known: the basil (what it is of)."""
+    inner = {name: ' '.join(key.split()[:-1]) for name, key in unmatched.items()
+             if key.split()[-1] in CONTAINERS}
+    if not inner:
+        return
+    known = {r[0] for r in query(f'SELECT DISTINCT entity FROM facts WHERE entity IN ({qmarks(len(inner))})',
+                                 sorted(set(inner.values())))}
+    for name, key in inner.items():
+        found[name] = {key} if key in known else set()
 
 
 def _placed(query: Query, unmatched: dict[str, str], found: dict[str, set[str]]) -> None:
