@@ -513,6 +513,13 @@ def test_a_screen_tells_of_its_device(mem: BrainMem) -> None:
     assert [(f.attribute, f.value) for f in mem.state_of('monitor')][:1] == [('power', 'on')]
 
 
+def test_a_modifier_said_otherwise_names_the_same_thing(mem: BrainMem) -> None:
+    # (Two green pumps: no other word of the name tells them apart.)
+    mem.store('a green bicycle pump on a garage shelf', stamp=T0)
+    mem.store('a green football pump in the hall cupboard', stamp=T0 + H)
+    assert mem.state_of('the green bike pump', attribute='location')[0].value == 'garage shelf'
+
+
 def test_a_date_is_no_place(mem: BrainMem) -> None:
     # Neither the parse nor the parse-free fallback ("X is on Y") places a thing at a date.
     mem.store('The barbecue is on Saturday night.', stamp=T0)

@@ -189,6 +189,9 @@ def aliases(name: str) -> list[str]:
             found.append(' '.join([*words[:-size], *other]))
         if found:
             break  # "clothes hamper" is a laundry basket; its "hamper" alone is not
+    # A modifier told otherwise: the "red bike helmet" is the red bicycle helmet.
+    for i, word in enumerate(words[:-1]):
+        found += [' '.join([*words[:i], *other, *words[i + 1:]]) for other in _SAME.get((word,), [])]
     return list(dict.fromkeys(found))
 
 
