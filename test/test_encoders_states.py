@@ -500,6 +500,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('I started the dishwasher in the kitchen.',
      {StateChange('dishwasher', 'state', '', 'running'),
       StateChange('dishwasher', 'location', '', 'kitchen')}),
+    # A person speaking names their own things, not the robot's parts ("batteries"); a log's
+    # "Battery:" is no person.
+    ('Jake: I put the spare batteries in the kitchen drawer.',
+     {StateChange('spare battery', 'location', '', 'kitchen drawer')}),
+    ('My gripper is stuck.', set()),
     # An appliance's screen is no part of the robot (the robot's own "screen" is), and a device
     # showing something is on however the parser joined the words.
     ('The television screen is off.', {StateChange('television screen', 'power', '', 'off')}),

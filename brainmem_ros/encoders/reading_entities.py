@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import (
+    NOUN_TYPES,
     units,
 )
 from brainmem_ros.encoders.reading_actions import ActionReading
@@ -17,11 +18,16 @@ from brainmem_ros.encoders.reading_base import (
     determined,
     is_code,
     sided,
+    speaker_tag,
 )
 from brainmem_ros.memory.types import Entity, normalise_name
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
+
+
+# Parts a person has as the robot does: "Ana: the ball is in my hand" is hers (the places layer).
+_BODY = frozenset({'hand', 'arm', 'finger', 'head', 'leg', 'foot', 'eye'})
 
 
 class EntityReading(ActionReading):
@@ -138,6 +144,11 @@ class EntityReading(ActionReading):
         head_tok = self.doc[head]
         if head_tok.lower_ == 'robot' or head_tok.lemma_.lower() == 'robot':
             return start == head or self.doc[head - 1].lower_ in {'the', 'this', 'my'}
+        tag = speaker_tag(self.doc)
+        if tag and not any(t.lower_ in self.self_vocab or t.lower_ in NOUN_TYPES for t in self.doc[:tag]) \
+                and head_tok.lemma_.lower() not in _BODY \
+                and not any(t.lemma_.lower() == 'robot' for t in self.doc[:start]):
+            return False  # a person speaking: "Jake: I put the spare batteries in the drawer"
         # (The head's lemma too: "sensors"; with its modifiers: "television screen" is no part
         # of the robot.)
         lemma = ' '.join([*name.lower().split()[:-1], head_tok.lemma_.lower()])
