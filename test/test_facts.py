@@ -667,15 +667,21 @@ def test_an_act_on_a_pronoun_answers_the_question_before_it(mem: BrainMem) -> No
     assert mem.state_of('skylight') == []
 
 
+def _answered(mem: BrainMem, ep: str, t: float, question: str, answer: str, thing: str,
+              attribute: str | None = None) -> list[tuple[str, str]]:
+    """Store ``question`` and ``answer`` in episode ``ep``; (value, source) of ``thing``'s facts."""
+    mem.store(question, stamp=t, episode_id=ep)
+    mem.store(answer, stamp=t + 30, episode_id=ep)
+    return [(f.value, f.source) for f in mem.state_of(thing, attribute=attribute)]
+
+
 def test_a_request_is_done_when_the_answer_says_so(mem: BrainMem) -> None:
     ep = 'talk-requests'
-    mem.store('Maya: Can you close the cellar door?', stamp=T0, episode_id=ep)
-    mem.store('Leo: Done.', stamp=T0 + 60, episode_id=ep)
-    assert [(f.value, f.source) for f in mem.state_of('cellar door')] == [('closed', 'fallback')]
+    got = _answered(mem, ep, T0, 'Maya: Can you close the cellar door?', 'Leo: Done.', 'cellar door')
+    assert got == [('closed', 'fallback')]
     # A yes to a request says it will be done, not that it is.
-    mem.store('Maya: Could you lock the summerhouse?', stamp=T0 + 120, episode_id=ep)
-    mem.store('Leo: Yes.', stamp=T0 + 180, episode_id=ep)
-    assert mem.state_of('summerhouse') == []
+    asked = 'Maya: Could you lock the summerhouse?'
+    assert _answered(mem, ep, T0 + 120, asked, 'Leo: Yes.', 'summerhouse') == []
 
 
 def test_a_conversation_files_a_state_as_a_sentence_does(mem: BrainMem) -> None:
@@ -684,19 +690,16 @@ def test_a_conversation_files_a_state_as_a_sentence_does(mem: BrainMem) -> None:
     ep = 'talk-chores'
     mem.store('The loft hatch is shut.', stamp=T0)
     assert mem.state_of('loft hatch')[0].value == 'closed'
-    mem.store('Ben: Did you close the coal bunker?', stamp=T0 + 60, episode_id=ep)
-    mem.store("Ana: Yes, I've shut it.", stamp=T0 + 120, episode_id=ep)
-    assert [(f.value, f.source) for f in mem.state_of('coal bunker')] == [('closed', 'fallback')]
-    mem.store('Ben: Is the greenhouse door shut?', stamp=T0 + 180, episode_id=ep)
-    mem.store('Ana: Yes.', stamp=T0 + 240, episode_id=ep)
-    assert [(f.value, f.source) for f in mem.state_of('greenhouse door')] == [('closed', 'fallback')]
-    mem.store('Ben: What about the paint trays?', stamp=T0 + 300, episode_id=ep)
-    mem.store('Ana: I washed them.', stamp=T0 + 360, episode_id=ep)
-    trays = mem.state_of('paint trays', attribute='state')
-    assert [(f.value, f.source) for f in trays] == [('clean', 'fallback')]
-    mem.store('Ben: Did you wipe the worktop?', stamp=T0 + 420, episode_id=ep)
-    mem.store('Ana: Yes.', stamp=T0 + 480, episode_id=ep)
-    assert [(f.value, f.source) for f in mem.state_of('worktop')] == [('clean', 'fallback')]
+    closed = [('closed', 'fallback')]
+    assert _answered(mem, ep, T0 + 60, 'Ben: Did you close the coal bunker?', "Ana: Yes, I've shut it.",
+                     'coal bunker') == closed
+    asked = 'Ben: Is the greenhouse door shut?'
+    assert _answered(mem, ep, T0 + 180, asked, 'Ana: Yes.', 'greenhouse door') == closed
+    asked = 'Ben: What about the paint trays?'
+    assert _answered(mem, ep, T0 + 300, asked, 'Ana: I washed them.', 'paint trays', 'state') == [
+        ('clean', 'fallback')]
+    assert _answered(mem, ep, T0 + 420, 'Ben: Did you wipe the worktop?', 'Ana: Yes.', 'worktop') == [
+        ('clean', 'fallback')]
 
 
 def test_a_pronoun_stands_for_the_thing_talked_about_turns_before(mem: BrainMem) -> None:

@@ -144,9 +144,6 @@ def is_code(doc: Doc, i: int, as_noun: set[int] | frozenset[int] = frozenset()) 
     return prev is not None and (prev.pos_ in NOMINAL | {'ADJ'} or prev.i in as_noun) and not prev.is_punct
 
 
-# Nouns of a time, never a place ("arrived on Monday", "at noon").
-
-
 def a_time(tok: Token) -> bool:
     """``tok`` says when, not where: a day, a time of day, a month ("on Monday", "at noon"), a
     date's ordinal ("on the 5th"), or a time of day after a day ("on Saturday night")."""
