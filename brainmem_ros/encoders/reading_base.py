@@ -73,6 +73,13 @@ class ReadingBase:
     _spans: list[tuple[int, int, int]] | None
     heads: dict[int, int]
     speaker: str  # who says the utterance ("Zoe: ..."), '' when no one is named (set with heads)
+    _colon: int | None = None
+
+    def speaker_colon(self) -> int:
+        """:func:`speaker_tag` of this parse, read once."""
+        if self._colon is None:
+            self._colon = speaker_tag(self.doc)
+        return self._colon
 
     def _request(self, tok: Token) -> bool:
         """An order or a request, not a report of what happened: "Please finish the dishes",

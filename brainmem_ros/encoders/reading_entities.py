@@ -18,7 +18,6 @@ from brainmem_ros.encoders.reading_base import (
     determined,
     is_code,
     sided,
-    speaker_tag,
 )
 from brainmem_ros.memory.types import Entity, normalise_name
 
@@ -144,7 +143,7 @@ class EntityReading(ActionReading):
         head_tok = self.doc[head]
         if head_tok.lower_ == 'robot' or head_tok.lemma_.lower() == 'robot':
             return start == head or self.doc[head - 1].lower_ in {'the', 'this', 'my'}
-        tag = speaker_tag(self.doc)
+        tag = self.speaker_colon()
         if tag and not any(t.lower_ in self.self_vocab or t.lower_ in NOUN_TYPES for t in self.doc[:tag]) \
                 and head_tok.lemma_.lower() not in _BODY \
                 and not any(t.lemma_.lower() == 'robot' for t in self.doc[:start]):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
-from brainmem_ros.encoders.reading_base import PLACE_PREPS, a_place, an_activity, speaker_tag
+from brainmem_ros.encoders.reading_base import PLACE_PREPS, a_place, an_activity
 from brainmem_ros.encoders.reading_outcome import OutcomeReading
 
 if TYPE_CHECKING:
@@ -42,13 +42,6 @@ class MentionReading(OutcomeReading):
 
     _questions: set[int] | None = None
     _yes_no: frozenset[int] = frozenset()  # starts of the sentences that ask yes or no
-    _colon: int | None = None
-
-    def speaker_colon(self) -> int:
-        """:func:`~brainmem_ros.encoders.reading_base.speaker_tag` of this parse, read once."""
-        if self._colon is None:
-            self._colon = speaker_tag(self.doc)
-        return self._colon
 
     def _asked(self, tok: Token) -> bool:
         """``tok`` is in a clause that asks ("Is the back door locked?", "where is the remote?"),
