@@ -23,7 +23,7 @@ from brainmem_ros.encoders.reading_base import (
     is_person,
 )
 from brainmem_ros.encoders.reading_measures import LEFT_DOING, MeasureReading
-from brainmem_ros.encoders.reading_scenes import HANGING
+from brainmem_ros.encoders.reading_scenes import HANGING, SCENE_PREPS
 from brainmem_ros.memory.types import StateChange
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ class PlaceReading(MeasureReading):
             # "The plant on the windowsill looks dry", "the milk in the fridge has expired": the
             # phrase that tells which thing also says where it is, when the clause says no place.
             preps += [g for m in movers if m.dep_ == 'nsubj' for g in m.children
-                      if g.dep_ == 'prep' and g.lower_ in RESTING_PREPS - {'into', 'onto', 'to'}]
+                      if g.dep_ == 'prep' and g.lower_ in SCENE_PREPS]
         if transitive:
             # "moved the keys to the drawer" with the phrase hung on the object (or on
             # the head of its name when the parser split it).

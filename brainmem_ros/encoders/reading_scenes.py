@@ -44,8 +44,8 @@ HANGING = frozenset({'hang', 'dangle', 'suspend'})
 # Verbs of a thing laid across another, whose "over" says where it rests ("a jacket draped over
 # a chair"); after other verbs "over" is a way across ("a cat jumping over the fence").
 DRAPED = frozenset({'drape', 'sling', 'hang', 'throw', 'toss', 'fold', 'spread', 'lay'})
-# Where a scene's thing rests: not where it goes ("the faucet running into a pot").
-_SCENE_PREPS = RESTING_PREPS - {'into', 'onto'}
+#: Where a scene's thing rests: not where it goes ("the faucet running into a pot").
+SCENE_PREPS = RESTING_PREPS - {'into', 'onto'}
 _UNSEEN = frozenset({'missing', 'lost'})
 # Nouns of a part or position of a thing: "the middle of the table" is on the table.
 _PARTS = frozenset({'middle', 'edge', 'top', 'bottom', 'side', 'corner', 'end', 'foot', 'front', 'back',
@@ -117,7 +117,7 @@ class SceneReading(MentionReading):
             for prep in (c for c in shown.children if c.dep_ == 'prep' and c.lower_ == 'with'):
                 held = [h for h in self._things([o for o in prep.children if o.dep_ == 'pobj'], names)
                         if names[h.i] != names[shown.i]]
-                own = any(c.dep_ == 'prep' and c.lower_ in _SCENE_PREPS for c in shown.children)
+                own = any(c.dep_ == 'prep' and c.lower_ in SCENE_PREPS for c in shown.children)
                 if is_person(shown):
                     # "a man with a dog in the garden": who is with a person is where they are.
                     found += [] if own else self._resting(self._things([shown], names) + held, held, names)
@@ -171,7 +171,7 @@ class SceneReading(MentionReading):
         whose thing the mug is then)."""
         after = [root, *(a for a in root.children if a.dep_ == 'amod' and a.i > root.i)]
         found = [(root, p) for t in after for p in t.children if p.dep_ == 'prep' and p.lower_ == 'with']
-        places = [o for t in after for q in t.children if q.dep_ == 'prep' and q.lower_ in _SCENE_PREPS
+        places = [o for t in after for q in t.children if q.dep_ == 'prep' and q.lower_ in SCENE_PREPS
                   for o in q.children if o.dep_ == 'pobj' and o.i in names]
         # (The place's only when what it is with is placed by a pronoun, "beside it": "a plant on a
         # windowsill with the blinds half open" says how the blinds are, not where.)
@@ -206,7 +206,7 @@ class SceneReading(MentionReading):
         """``things`` are where the first resting phrase hung on one of ``hangers`` says (what a
         thing hangs "from" or is draped "over" is where it is)."""
         preps = sorted({c for h in hangers for c in h.children if c.dep_ == 'prep' and (
-            c.lower_ in _SCENE_PREPS or (c.lower_ == 'from' and h.lemma_.lower() in HANGING)
+            c.lower_ in SCENE_PREPS or (c.lower_ == 'from' and h.lemma_.lower() in HANGING)
             or (c.lower_ == 'at' and h.lemma_.lower() in _SEEING)  # "keys last seen at the hallway table"
             or (c.lower_ == 'over' and h.lemma_.lower() in DRAPED))},
             key=lambda p: p.i)
