@@ -152,8 +152,7 @@ class MeasureReading(SceneReading):
             if verb.lemma_.lower() not in _LEVEL_VERBS | STARTING | {'be'} or self._negated(verb) \
                     or self._asked(verb) or self._unreal(verb):
                 continue
-            roles = ('dobj', 'nsubjpass') if verb.lemma_.lower() != 'be' else ('nsubj',)
-            things = [t for t in self._things([c for c in verb.children if c.dep_ in roles], names)
+            things = [t for t in self._set_things(verb, names)
                       if NOUN_TYPES.get(t.lemma_.lower()) == 'appliance'
                       or NOUN_TYPES.get(names[t.i]) == 'appliance']
             words = [t.lower_ for t in tok.subtree if t.dep_ not in {'det', 'punct', 'prep'} and t.i <= tok.i]
@@ -172,10 +171,15 @@ class MeasureReading(SceneReading):
             verb = tok.head.head
             if self._negated(verb) or self._asked(verb) or self._unreal(verb):
                 continue
-            roles = ('nsubj',) if verb.lemma_.lower() == 'be' else ('dobj', 'nsubjpass')
             found += [StateChange(names[t.i], 'state', '', _ON_STATES[tok.lower_])
-                      for t in self._things([c for c in verb.children if c.dep_ in roles], names)]
+                      for t in self._set_things(verb, names)]
         return found
+
+    def _set_things(self, verb: Token, names: dict[int, str]) -> list[Token]:
+        """The things a clause puts on a mode or a state: the subject of "is" ("the TV is on
+        standby"), else the verb's object ("put the phone on charge", "the heater was put on low")."""
+        roles = ('nsubj',) if verb.lemma_.lower() == 'be' else ('dobj', 'nsubjpass')
+        return self._things([c for c in verb.children if c.dep_ in roles], names)
 
     @staticmethod
     def on_state(tok: Token) -> bool:
