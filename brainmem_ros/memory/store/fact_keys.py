@@ -37,8 +37,9 @@ def keys_by_name(query: Query, names: Sequence[str]) -> dict[str, list[str]]:
     A name refers to the keys of its own words and of other names of the same thing
     ("fridge", "refrigerator") and, for a part or value of a thing ("the front door lock",
     "the oven temperature"), of the thing; failing those, to the container holding it ("the
-    basil": the basil pot), or to the one thing of its kind said to be where its other words
-    say ("the garage light").
+    basil": the basil pot), to the one thing of its kind said to be where its other words
+    say ("the garage light"), or to what a container or plant no fact names holds or is of
+    ("the basil plant": the basil).
     """
     out: dict[str, list[str]] = {name: [] for name in names}
     plans = {name: plan for name in out if (plan := _plan(name)) is not None}
@@ -54,9 +55,10 @@ def keys_by_name(query: Query, names: Sequence[str]) -> dict[str, list[str]]:
         rows = [e for h in own for e in by_head.get(h, ())]
         found[name] = ({k for n in said for k in referents(n, rows, fallback=False)}
                        or set(referents(name, rows)))
-    _held(query, {n: plans[n][0] for n, keys in found.items() if not keys}, found)
-    _placed(query, {n: plans[n][0] for n, keys in found.items() if not keys and ' ' in plans[n][0]}, found)
-    _contents(query, {n: plans[n][0] for n, keys in found.items() if not keys and ' ' in plans[n][0]}, found)
+    # Each fallback for the names still unmatched (the last two for names of several words).
+    for fallback, several in ((_held, False), (_placed, True), (_contents, True)):
+        fallback(query, {n: plans[n][0] for n, keys in found.items()
+                         if not keys and (not several or ' ' in plans[n][0])}, found)
     for name, keys in found.items():
         key = plans[name][0]
         out[name] = sorted(keys, key=lambda k: (k != key, len(k), k))
@@ -82,10 +84,16 @@ def with_containers(query: Query, name: str, keys: list[str]) -> list[str]:
     a "laptop bag" holds some laptop, not the silver laptop). One indexed lookup."""
     if not keys:
         return keys
-    named = container_keys(name)
-    held = [r[0] for r in query(f'SELECT DISTINCT entity FROM facts WHERE entity IN ({qmarks(len(named))})',
-                                named)] if named else []
+    held = _filed(query, container_keys(name))
     return keys + held if len(held) == 1 and held[0] not in keys else keys
+
+
+def _filed(query: Query, keys: Sequence[str]) -> list[str]:
+    """Those of ``keys`` some fact is filed under (one indexed lookup)."""
+    if not keys:
+        return []
+    return [r[0] for r in query(f'SELECT DISTINCT entity FROM facts WHERE entity IN ({qmarks(len(keys))})',
+                                list(keys))]
 
 
 def _held(query: Query, unmatched: dict[str, str], found: dict[str, set[str]]) -> None:
@@ -105,10 +113,7 @@ def _contents(query: Query, unmatched: dict[str, str], found: dict[str, set[str]
     """"The basil plant", "the basil pot" when neither is known: the basil (what it is of)."""
     inner = {name: ' '.join(key.split()[:-1]) for name, key in unmatched.items()
              if key.split()[-1] in CONTAINERS}
-    if not inner:
-        return
-    known = {r[0] for r in query(f'SELECT DISTINCT entity FROM facts WHERE entity IN ({qmarks(len(inner))})',
-                                 sorted(set(inner.values())))}
+    known = set(_filed(query, sorted(set(inner.values()))))
     for name, key in inner.items():
         found[name] = {key} if key in known else set()
 
