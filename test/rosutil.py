@@ -146,6 +146,9 @@ def node_env(domain: int | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join([str(REPO), env.get('PYTHONPATH', '')])
     env.setdefault('PYTHONUNBUFFERED', '1')
+    # A crash of the process (a signal in native code) leaves the Python stacks of every
+    # thread in its log, not just an exit code.
+    env.setdefault('PYTHONFAULTHANDLER', '1')
     if domain is not None:
         env['ROS_DOMAIN_ID'] = str(domain)
     return env

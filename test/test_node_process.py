@@ -273,6 +273,6 @@ def test_a_planner_client_outlives_a_restart_of_the_node(tmp_path: Path, model_p
                     assert [h.id for h in mem.retrieve('where is the watering can?', top_k=1)] == [1]
                     assert time.monotonic() - started < 60.0
                 proc.send_signal(signal.SIGINT)
-                assert proc.wait(30) == 0
+                assert proc.wait(30) == 0, (tmp_path / f'run{run}.log').read_text()[-3000:]
     finally:
         planner.close()

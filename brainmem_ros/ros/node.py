@@ -63,7 +63,7 @@ from brainmem_ros.ros.outputs import OutputCallbacks
 from brainmem_ros.ros.pose_history import PoseHistory
 from brainmem_ros.ros.query_server import QueryServer
 from brainmem_ros.ros.services import ServiceCallbacks
-from brainmem_ros.ros.shutdown import hurried_by_signals
+from brainmem_ros.ros.shutdown import hurried_by_signals, signal_handled
 from brainmem_ros.ros.spin import spin
 from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, StateOf, Stats, Store
 from brainmem_ros.tuning import tune_interpreter
@@ -361,8 +361,10 @@ def main(args: list[str] | None = None) -> int:
                 code = 1
         if code == 0:
             spin(executor)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass  # a requested shutdown: fall through to the clean close below
+    except KeyboardInterrupt:
+        signal_handled(node.context)  # before any executor is shut down (see the function)
+    except ExternalShutdownException:
+        pass  # the context was shut down (SIGTERM, or a SIGINT handled first): close below
     except Exception:
         # A SIGTERM while starting invalidates the context under the transition (rcl
         # errors "context is invalid"): a requested shutdown, not a failure to report.
