@@ -653,6 +653,18 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # Seeing changes nothing: what was seen is as it was named.
     ('I noticed the empty mug on the desk.',
      {StateChange('mug', 'state', '', 'empty'), StateChange('mug', 'location', '', 'desk')}),
+    # A verb joined to a passive one, with no subject of its own, is said of the passive's
+    # subject, also when tagged a past tense ("hung").
+    ('The garden hose was rolled up and hung in the shed.',
+     {StateChange('garden hose', 'location', '', 'shed')}),
+    ('The coats were brushed and hung in the hall closet.',
+     {StateChange('coat', 'location', '', 'hall closet')}),
+    # An object tagged a verb ("he presents") is a noun.
+    ('Dad hid the birthday presents in the wardrobe.',
+     {StateChange('birthday present', 'location', '', 'wardrobe')}),
+    # Latches are states as locks are.
+    ('The back gate was found unlatched.', {StateChange('back gate', 'state', '', 'unlatched')}),
+    ('I latched the garden gate.', {StateChange('garden gate', 'state', '', 'latched')}),
 ])
 def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes

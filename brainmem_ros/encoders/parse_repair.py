@@ -46,6 +46,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     as the scene's verb the participle of the thing the scene is "with", and a household noun
     read as a verb after a noun the head of its name again."""
     _mend_names(doc)
+    _mend_nominals(doc)
     _mend_degrees(doc)
     _mend_agreement(doc)
     _mend_objects(doc)
@@ -169,6 +170,21 @@ def _mend_names(doc: Doc) -> None:
         tok.head, tok.dep_ = (tok, 'ROOT') if prev.head.i == prev.i else (prev.head, prev.dep_)
         prev.head, prev.dep_ = tok, 'compound'
         tok.pos_, tok.tag_, tok.lemma_ = 'NOUN', 'NN', tok.lower_
+
+
+def _mend_nominals(doc: Doc) -> None:
+    """"hid the birthday presents in the wardrobe": "presents" tagged a verb ("he presents")
+    where the tree has it as a noun phrase's head, the verb's object with its determiner; a
+    verb never fills that place, so the tag is the one mistake."""
+    for tok in doc:
+        # (A subject so tagged is more often the sentence's verb, misread: "A black umbrella
+        # leans against the coat stand" with "stand" for the verb.)
+        if tok.pos_ != 'VERB' or tok.tag_ not in {'VBZ', 'VBP'} or tok.dep_ not in {'dobj', 'pobj'} \
+                or tok.lower_ in _PRESENT \
+                or not any(c.dep_ in {'det', 'poss'} and c.i < tok.i for c in tok.children) \
+                or any(c.dep_ in {'nsubj', 'dobj', 'aux', 'auxpass', 'prt'} for c in tok.children):
+            continue
+        tok.pos_, tok.tag_ = 'NOUN', 'NNS' if tok.tag_ == 'VBZ' else 'NN'
 
 
 def _mend_degrees(doc: Doc) -> None:

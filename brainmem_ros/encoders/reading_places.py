@@ -91,8 +91,10 @@ class PlaceReading(MeasureReading):
         else:
             movers = self._things([c for c in tok.children if c.dep_ in {'dobj', 'nsubjpass'}
                                    and not an_activity(c)], names)
-            if not movers and tok.dep_ == 'conj' and tok.tag_ == 'VBN' and not has_object(tok):
-                # "The iron has been unplugged and put away in the cupboard": the passive's subject.
+            if not movers and tok.dep_ == 'conj' and not has_object(tok) and (tok.tag_ == 'VBN' or (
+                    tok.tag_ == 'VBD' and not any(c.dep_ == 'nsubj' for c in tok.children))):
+                # "The iron has been unplugged and put away in the cupboard": the passive's subject
+                # ("The hose was rolled up and hung in the shed": "hung" tagged a past tense).
                 movers = self._things([c for c in tok.head.children if c.dep_ == 'nsubjpass'], names)
         if self._verb_lemma(tok) in _EMPTYING:
             return []
