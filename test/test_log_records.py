@@ -144,6 +144,10 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
      {('dishwasher', 'location', 'kitchen'), ('dishwasher', 'state', 'running')}),
     ('<appliance id="washing_machine"><state>finished</state></appliance>',
      {('washing machine', 'state', 'finished')}),
+    # The two sides of a change by other names.
+    ('{"event": "state_change", "entity": "garage_door", "old": "closed", "new": "open"}',
+     {('garage door', 'state', 'open')}),
+    ('object=remote_control prev=sofa new=tv_stand', {('remote control', 'location', 'tv stand')}),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
@@ -172,6 +176,7 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     # A call the device refused: the switch is not "denied", the climate not "blocked".
     'app cmd: switch.porch_light turn_off -> denied (user override)',
     'climate.bedroom set_mode -> blocked (window open)',
+    'nav: pose (2.1, 3.4) in zone bedroom_2',  # nothing is where it is itself
 ])
 def test_records_that_state_no_change(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

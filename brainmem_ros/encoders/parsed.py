@@ -179,7 +179,9 @@ class SpacyExtractor:
         parsed = () if sentences else found.state_changes
         for sentence in sentences:
             parsed += self._read(sentence).state_changes()
-        changes = merged(text, self._records.changes(text) + commanded(self._records, text), parsed)
+        # Nothing is where it is itself ("nav: pose in zone bedroom_2" named the zone both ways).
+        changes = tuple(c for c in merged(text, self._records.changes(text) + commanded(self._records, text),
+                                          parsed) if not (c.attribute == 'location' and c.after == c.object))
         return found if changes == found.state_changes else dataclasses.replace(found, state_changes=changes)
 
     def _read(self, text: str) -> _Reading:

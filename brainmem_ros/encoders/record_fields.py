@@ -71,13 +71,17 @@ def role_key(key: str) -> str:
     a word of time before it ("new_location", "current_state": the location, the state)."""
     key = key.lower()
     if key in ROLE_KEYS or len(key) < 5:
-        return key
+        return _CHANGE_KEYS.get(key, key)
     when, _, rest = key.partition('_')
     if when in _NOW and rest in ROLE_KEYS:
         return rest
+    if when in _CHANGE_KEYS and rest in STATE_KEYS | PLACE_KEYS:
+        return _CHANGE_KEYS[when]  # "old_state", "previous_location"
     return next((k for k in ROLE_KEYS if len(k) >= 5 and _one_slip(key, k)), key)
 
 
+# The two sides of a change by other names ('"old": "closed", "new": "open"').
+_CHANGE_KEYS = {'old': 'from', 'prev': 'from', 'previous': 'from', 'new': 'to'}
 # Words of time before a role key that leave its role as it is.
 _NOW = frozenset({'new', 'current', 'curr', 'cur', 'now', 'latest', 'updated', 'final'})
 
