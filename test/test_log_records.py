@@ -148,6 +148,10 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('{"event": "state_change", "entity": "garage_door", "old": "closed", "new": "open"}',
      {('garage door', 'state', 'open')}),
     ('object=remote_control prev=sofa new=tv_stand', {('remote control', 'location', 'tv stand')}),
+    # Who made a change, after its state ("by Alice"), leaves the state as it is.
+    ('lock.front_door: unlocked by Alice', {('front door', 'state', 'unlocked')}),
+    ('lock.front_door unlocked by Alice', {('front door', 'state', 'unlocked')}),
+    ('light.porch: turned off by Bob', {('porch light', 'power', 'off')}),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
