@@ -46,6 +46,7 @@ from brainmem_ros.encoders.record_fields import (
     STATE_KEYS,
     THING_KEYS,
     Field,
+    done_by,
     person,
     role_key,
     split_fields,
@@ -101,8 +102,6 @@ _DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')
 _CHANGED = re.compile(r'^(.+?)\s+(?:state\s+)?changed\s+(?:from\s+(\S+)\s+)?to\s+(\S+)', re.IGNORECASE)
 # Words after a thing that say its state is reported: "front_door state changed: closed -> open".
 _REPORTED = frozenset({'changed', 'change', 'changes', 'updated', 'update', 'is', 'now'})
-# Who or what made a change, after its state: "unlocked by Alice", "turned off by automation".
-_AGENT = re.compile(r'\s+by\s+.*$', re.IGNORECASE)
 
 
 @lru_cache(maxsize=16)
@@ -312,8 +311,9 @@ class RecordReader(RecordNames):
                 # An appliance's entity reports its cycle ("sensor.washing_machine_status: finished").
                 device = entity_id(left)
                 cycle = device and self._kind(thing) == 'appliance'
-                got = self._state(thing, right, keyed=device, process=cycle) \
-                    or self._state(thing, self._done_by(right))  # "lock.front_door: unlocked by Alice"
+                got = self._state(thing, right, keyed=device, process=cycle)
+                if not got and (done := done_by(right, self.states)) != right:
+                    got = self._state(thing, done.split()[-1])  # "lock.front_door: unlocked by Alice"
             return got or self._measured(left, right)
         parts = _ARROW.split(value)
         if len(parts) >= 2:
@@ -351,14 +351,6 @@ class RecordReader(RecordNames):
             place = ''
         return self._state(thing, right) or ([StateChange(thing, 'location', '', place)] if place else [])
 
-    def _done_by(self, value: str) -> str:
-        """The state a change done by someone left ("unlocked by Alice": unlocked, "turned off
-        by Bob": off), or ``value`` when it names no state before a "by"."""
-        words = _AGENT.sub('', value).split()
-        if len(words) == len(value.split()) or not words or words[-1].lower() not in self.states:
-            return value  # ("left by the door": a place)
-        return words[-1]
-
     def _kind(self, name: str) -> str | None:
         """The household kind of the thing ``name`` names or heads (``NOUN_TYPES``: "washing
         machine", "fridge"), or None."""
@@ -392,8 +384,8 @@ class RecordReader(RecordNames):
             thing, place = self.tail_thing(arriving.group(1)), self.place(arriving.group(4))
             if thing and place:
                 return [StateChange(thing, 'location', self.place(arriving.group(3) or ''), place)]
-        if len(words) >= 3 and (done := self._done_by(value)) != value:
-            words = [*_AGENT.sub('', value).split()[:-1], done]  # "lock.front_door unlocked by Alice"
+        if len(words) >= 3:
+            words = done_by(value, self.states).split()  # "lock.front_door unlocked by Alice"
         if len(words) >= 2:
             before = words[:-1]
             while len(before) > 1 and before[-1].lower() in _LINKING:

@@ -66,6 +66,17 @@ def person(value: str, *, bare: bool = True) -> str:
     return found.group(1).lower() if found else ''
 
 
+# Who or what made a change, after its state: "unlocked by Alice", "turned off by automation".
+_AGENT = re.compile(r'\s+by\s+.*$', re.IGNORECASE)
+
+
+def done_by(value: str, states: frozenset[str]) -> str:
+    """``value`` without who made the change it states ("front_door unlocked by Alice": "front_door
+    unlocked"), if a state word comes before the "by" ("left by the door": a place)."""
+    words = _AGENT.sub('', value).split()
+    return ' '.join(words) if words and words[-1].lower() in states else value
+
+
 def role_key(key: str) -> str:
     """``key`` as the role key it is, allowing one typing slip in a long one ("stauts"), and
     a word of time before it ("new_location", "current_state": the location, the state)."""
