@@ -152,6 +152,9 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('lock.front_door: unlocked by Alice', {('front door', 'state', 'unlocked')}),
     ('lock.front_door unlocked by Alice', {('front door', 'state', 'unlocked')}),
     ('light.porch: turned off by Bob', {('porch light', 'power', 'off')}),
+    # A grasp that succeeded leaves its thing held, its outcome in a field or after the verb.
+    ('[INFO] [grasp_server]: grasp OK object=red_cup from=dining_table', {('red cup', 'location', 'held')}),
+    ('action=pick result=success object=red_cup', {('red cup', 'location', 'held')}),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
@@ -181,6 +184,7 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     'app cmd: switch.porch_light turn_off -> denied (user override)',
     'climate.bedroom set_mode -> blocked (window open)',
     'nav: pose (2.1, 3.4) in zone bedroom_2',  # nothing is where it is itself
+    'grasp FAILED object=red_cup',
 ])
 def test_records_that_state_no_change(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
+from brainmem_ros.encoders.reading_base import HELD
 from brainmem_ros.encoders.record_fields import CONFIDENCE, THING_KEYS, Field, person
 from brainmem_ros.memory.types import StateChange
 
@@ -35,6 +36,8 @@ _DONE_STATES = {
     'turn_on': ('power', 'on'), 'switch_on': ('power', 'on'), 'power_on': ('power', 'on'),
     'turn_off': ('power', 'off'), 'switch_off': ('power', 'off'), 'power_off': ('power', 'off'),
 }
+# Verbs of a task that leaves its thing in the robot's gripper.
+_HOLDING = frozenset({'pick', 'pickup', 'grasp', 'grab', 'lift'})
 # Verbs of a task that leaves its thing with the person it is for.
 _HANDING = frozenset({'fetch', 'bring', 'deliver', 'hand', 'handover', 'give', 'serve'})
 # Keys of the person such a task is for ("deliver_to=Maya"); a bare name there is a person's.
@@ -67,13 +70,15 @@ def task_changes(reader: Namer, fields: list[Field]) -> list[StateChange]:
     thing = next((t for k, v in fields if k in _TARGET_KEYS and (t := reader.thing(v, keyed=True))), '')
     if not verb or not thing:
         return []
-    outcomes = [v.strip().lower() for k, v in fields if k in _OUTCOME_KEYS]
+    outcomes = [v.strip().lower() for k, v in fields if k in _OUTCOME_KEYS] + _leading_outcome(fields)
     called = any(k == 'service' for k, _ in fields)
     if not (called and not outcomes) and not any(o in _SUCCESS for o in outcomes):
         return []
     if verb in _DONE_STATES:
         attribute, value = _DONE_STATES[verb]
         return [StateChange(thing, attribute, '', value)]
+    if verb in _HOLDING:
+        return [StateChange(thing, 'location', '', HELD)]  # "grasp OK object=red_cup"
     who = next((p for k, v in fields if (k == 'to' and (p := person(v, bare=False)))
                 or (k in _HANDED_TO and (p := person(v)))), '')
     return [StateChange(thing, 'location', '', who)] if verb in _HANDING and who else []
@@ -86,8 +91,15 @@ def _verb(fields: list[Field]) -> str:
         if key in _VERB_KEYS and value.strip():
             return _bare_verb(value.strip().lower().split('.')[-1])
     if fields and fields[0][0] is None and fields[0][1].split():
-        return _bare_verb(fields[0][1].split()[-1].lower().rstrip(':'))
+        words = fields[0][1].split()[:-1] if _leading_outcome(fields) else fields[0][1].split()
+        return _bare_verb(words[-1].lower().rstrip(':'))
     return ''
+
+
+def _leading_outcome(fields: list[Field]) -> list[str]:
+    """A success word ending the record's leading field after its verb ("grasp OK object=...")."""
+    words = fields[0][1].split() if fields and fields[0][0] is None else []
+    return [words[-1].lower()] if len(words) >= 2 and words[-1].lower() in _SUCCESS else []
 
 
 def _bare_verb(word: str) -> str:
