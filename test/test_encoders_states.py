@@ -665,6 +665,8 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # Latches are states as locks are.
     ('The back gate was found unlatched.', {StateChange('back gate', 'state', '', 'unlatched')}),
     ('I latched the garden gate.', {StateChange('garden gate', 'state', '', 'latched')}),
+    # A name right before its verb is its subject (it had read as a phrase of time).
+    ('Dan borrowed the spare key this morning.', {StateChange('spare key', 'location', '', 'dan')}),
 ])
 def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes

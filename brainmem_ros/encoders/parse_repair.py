@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.lexicon import NOUN_TYPES, WORKING
+from brainmem_ros.encoders.lexicon import NOUN_TYPES, WORKING, time_word
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -47,6 +47,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     read as a verb after a noun the head of its name again."""
     _mend_names(doc)
     _mend_nominals(doc)
+    _mend_subjects(doc)
     _mend_degrees(doc)
     _mend_agreement(doc)
     _mend_objects(doc)
@@ -185,6 +186,17 @@ def _mend_nominals(doc: Doc) -> None:
                 or any(c.dep_ in {'nsubj', 'dobj', 'aux', 'auxpass', 'prt'} for c in tok.children):
             continue
         tok.pos_, tok.tag_ = 'NOUN', 'NNS' if tok.tag_ == 'VBZ' else 'NN'
+
+
+def _mend_subjects(doc: Doc) -> None:
+    """"Dan borrowed the spare key": the name right before a verb that has no subject read as a
+    phrase of time ("Monday I went"), which a name before its verb, with nothing between, is not."""
+    for tok in doc[:-1]:
+        verb = doc[tok.i + 1]
+        if tok.pos_ == 'PROPN' and tok.dep_ == 'npadvmod' and tok.head.i == verb.i \
+                and not time_word(tok.lower_) and verb.tag_ in {'VBD', 'VBZ'} \
+                and not any(c.dep_ in {'nsubj', 'nsubjpass'} for c in verb.children):
+            tok.dep_ = 'nsubj'
 
 
 def _mend_degrees(doc: Doc) -> None:
