@@ -493,8 +493,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # "I" after a name is the subject of a clause on it, not a code ("corridor B").
     ('The towel I used is hanging on the radiator.', {StateChange('towel', 'location', '', 'radiator')}),
     # What someone began or finished is an activity when it is no kind of thing: nowhere, and
-    # no "it" after it ("night round" was placed at the door and locked).
-    ('I began the night round at the back door and locked it.', set()),
+    # no "it" after it ("night round" was placed at the door and locked); the thing it began at is.
+    ('I began the night round at the back door and locked it.',
+     {StateChange('back door', 'state', '', 'locked')}),
+    ('I began the night round at the back door and locked it, since someone had left it unlocked.',
+     {StateChange('back door', 'state', '', 'locked')}),
     ('I finished the tour in the garden.', set()),
     ('I finished the laundry and folded it.', {StateChange('laundry', 'state', '', 'folded')}),
     ('I started the dishwasher in the kitchen.',

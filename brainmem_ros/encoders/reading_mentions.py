@@ -119,8 +119,10 @@ class MentionReading(OutcomeReading):
             if not first:
                 # "went over to the lamp and switched it off": the first verb has no thing of its
                 # own, and what it went to is what the second acts on (a room is where it went:
-                # "went to the kitchen and put it on the table" is about something else).
-                first = [o for p in verb.head.children if p.dep_ == 'prep' and p.lower_ in _TOWARDS
+                # "went to the kitchen and put it on the table" is about something else). Nor has
+                # one whose object is an activity: "began the round at the back door and locked it".
+                towards = _TOWARDS | ({'at'} if any(an_activity(c) for c in verb.head.children) else set())
+                first = [o for p in verb.head.children if p.dep_ == 'prep' and p.lower_ in towards
                          for o in p.children if o.dep_ == 'pobj' and o.i in names
                          and not a_place(o, names)]
             if first:
