@@ -670,6 +670,13 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('I latched the garden gate.', {StateChange('garden gate', 'state', '', 'latched')}),
     # A name right before its verb is its subject (it had read as a phrase of time).
     ('Dan borrowed the spare key this morning.', {StateChange('spare key', 'location', '', 'dan')}),
+    # What a person or an animal went somewhere with went there too (not a look).
+    ('The dog ran off with the sock into the garden.',
+     {StateChange('dog', 'location', '', 'garden'), StateChange('sock', 'location', '', 'garden')}),
+    ('Biscuit pulled the tennis ball out of the basket and ran off with it into the garden.',
+     {StateChange('tennis ball', 'location', 'basket', 'garden'),
+      StateChange('biscuit', 'location', '', 'garden')}),
+    ('Tom went into the kitchen with a smile.', {StateChange('tom', 'location', '', 'kitchen')}),
 ])
 def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes

@@ -143,8 +143,11 @@ class PlaceReading(MeasureReading):
             preps += [g for m in hangers for g in m.children if g.dep_ == 'prep' and g not in preps]
         preps += [g for g in self._onward(preps, names) if g not in preps]
         # "Sam is in the garden with the dog": who is with a person is where the person is
-        # (asked once: the companions join the movers below).
-        accompanied = copula and all(is_person(m) for m in movers)
+        # (asked once: the companions join the movers below); so is what a person or an animal
+        # went somewhere with ("the dog ran off with it into the garden").
+        going = done and self._verb_lemma(tok) in _GOING
+        accompanied = (copula or going) and all(
+            is_person(m) or (going and NOUN_TYPES.get(m.lemma_.lower()) == 'animal') for m in movers)
         if accompanied:
             # The parser hangs the phrase on the place or on the verb.
             preps += [g for p in preps if p.lower_ in PLACE_PREPS for o in p.children if o.dep_ == 'pobj'
@@ -179,7 +182,9 @@ class PlaceReading(MeasureReading):
                     after = next((names[o.i] for o in outer.children if o.dep_ == 'pobj' and o.i in names
                                   and is_person(o)), '')
                 elif accompanied:
-                    movers += self._things([o for o in outer.children if o.dep_ == 'pobj'], names)
+                    # (Not a look: "went into the kitchen with a smile".)
+                    movers += [t for t in self._things([o for o in outer.children if o.dep_ == 'pobj'], names)
+                               if copula or is_person(t) or NOUN_TYPES.get(t.lemma_.lower()) is not None]
                 continue
             if _what_for(outer, preps):
                 continue  # "put the chicken in the fridge to thaw": what for, not where
