@@ -385,6 +385,7 @@ def test_no_place_without_a_placement(x: SpacyExtractor, text: str) -> None:
     ('He was cold, so I turned the bedroom heater up to high.',
      StateChange('bedroom heater', 'setting', '', 'high')),
     ('She put the oven on low.', StateChange('oven', 'setting', '', 'low')),
+    ('The heater is on the low setting.', StateChange('heater', 'setting', '', 'low')),
     # A bare number a device shows.
     ('Ana: I turned the heating up, the thermostat says 22 now.',
      StateChange('thermostat', 'setting', '', '22')),

@@ -128,11 +128,14 @@ class MeasureReading(SceneReading):
             if not (word in {'to', 'on'} and before == tok.i - 1) and not (
                     word in {'at', 'on', 'to'} and nxt in _LEVEL_NOUNS):
                 continue
-            verb = next((t for t in reversed(self.doc[tok.sent.start:before])
-                         if t.pos_ == 'VERB' and t.lemma_.lower() in _LEVEL_VERBS), None)
+            verb = next((t for t in reversed(self.doc[tok.sent.start:before]) if t.lemma_ == 'be'
+                         or (t.pos_ == 'VERB' and t.lemma_.lower() in _LEVEL_VERBS)), None)
             if verb is None or self._negated(verb) or self._asked(verb) or self._unreal(verb):
                 continue
-            thing = next((t for t in self.doc[verb.i + 1:before] if t.i in names
+            # ("The heater is on the low setting": the subject of "is".)
+            told = [c for c in verb.children if c.dep_ == 'nsubj'] if verb.lemma_ == 'be' \
+                else self.doc[verb.i + 1:before]
+            thing = next((t for t in told if t.i in names
                           and self.heads.get(t.i) == t.i and NOUN_TYPES.get(t.lemma_.lower()) == 'appliance'),
                          None)
             if thing is not None:
