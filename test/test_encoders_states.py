@@ -278,6 +278,10 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'I want the kitchen clean.',               # a wish
     'I need the door open.',
     'I hope you closed the window.',
+    # An opening "Put" is an order when a person says it or a clause of it is in the present
+    # (a log's "Put the cup in the sink." is its past).
+    'Sam: Put the ice cream back in the freezer.',
+    'Put the ice cream back in the freezer before it melts.',
 ])
 def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

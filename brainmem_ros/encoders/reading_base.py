@@ -88,11 +88,22 @@ class ReadingBase:
         if any(c.lower_ in REQUEST_MARKERS and c.dep_ in {'intj', 'advmod', 'discourse'}
                for c in tok.children):
             return True
-        if tok.tag_ != 'VB' or tok.dep_ != 'ROOT' or tok.lower_ in SAME_PAST or self._inflected(tok):
+        if tok.tag_ != 'VB' or tok.dep_ != 'ROOT' or self._inflected(tok) or (
+                tok.lower_ in SAME_PAST and not self._told_to(tok)):
             return False  # the small tagger calls an opening past form "VB" too ("Pushed the chair")
-        # An order opens its clause ("On the bench lie ..." is no order) and has no subject.
-        return all(t.is_punct or t.dep_ in {'intj', 'discourse'} for t in tok.doc[tok.sent.start:tok.i]) \
+        # An order opens its clause ("On the bench lie ..." is no order; a speaker's name before
+        # it is no part of it) and has no subject.
+        opens = max(tok.sent.start, self.speaker_colon() + 1 if self.speaker_colon() else 0)
+        return all(t.is_punct or t.dep_ in {'intj', 'discourse'} for t in tok.doc[opens:tok.i]) \
             and not any(c.dep_ in {'nsubj', 'nsubjpass', 'aux', 'auxpass', 'expl'} for c in tok.children)
+
+    def _told_to(self, tok: Token) -> bool:
+        """An opening "Put ..." (or "Set", "Shut") is an order, not a log's past, when a person
+        says it ("Sam: Put the ice cream back in the freezer") or a clause of it is in the present
+        ("Put the ice cream back in the freezer before it melts")."""
+        who = self.doc[:self.speaker_colon()].text.lower()  # (read here: outcomes come before names)
+        return (bool(who) and not self._is_self(who)) or any(
+            c.dep_ == 'advcl' and c.tag_ in {'VBZ', 'VBP'} for c in tok.children)
 
     def _verb_lemma(self, tok: Token) -> str:
         """The verb's base form: the lemmatizer's when it is a verb, else the one the inflection
