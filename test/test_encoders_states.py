@@ -80,6 +80,10 @@ def test_no_result_state_without_a_done_act(x: SpacyExtractor, text: str) -> Non
     # In the robot's own hand: held by the robot; in a speaker's: the speaker's.
     ('The cup is in the gripper.', StateChange('cup', 'location', '', HELD)),
     ('Ana: The ball is in my hand.', StateChange('ball', 'location', '', 'ana')),
+    # Almost so is a state of its own (an act almost done did not happen).
+    ('The fridge is almost empty, only milk and eggs left.',
+     StateChange('fridge', 'state', '', 'almost empty')),
+    ('The bin is nearly full.', StateChange('bin', 'state', '', 'nearly full')),
 ])
 def test_copular_states(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
@@ -278,6 +282,7 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'I want the kitchen clean.',               # a wish
     'I need the door open.',
     'I hope you closed the window.',
+    'I almost dropped the cup.',
     # An opening "Put" is an order when a person says it or a clause of it is in the present
     # (a log's "Put the cup in the sink." is its past).
     'Sam: Put the ice cream back in the freezer.',

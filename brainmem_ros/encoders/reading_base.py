@@ -41,6 +41,8 @@ ARRIVALS = frozenset({'goal', 'destination', 'target', 'waypoint'})
 POWER = frozenset({'on', 'off'})
 #: Words of part degree that stay with a state: a window "half open" is not open.
 PARTIAL = frozenset({'half', 'partly', 'partially', 'slightly', 'halfway'})
+#: Degrees short of a state: an act "almost" done did not happen, a thing "almost empty" is so.
+NEARLY = frozenset({'almost', 'nearly'})
 CONDITIONS = frozenset({'before', 'until', 'till', 'if', 'unless', 'when', 'once', 'whenever'})
 # Verbs whose past tense is their base form. Robot logs report in the past tense, so a
 # clause opening with one of these ("Put the cup in the sink") may be a done act; with

@@ -20,6 +20,7 @@ from brainmem_ros.encoders.lexicon import (
 from brainmem_ros.encoders.reading_base import (
     ABILITY,
     ARRIVALS,
+    NEARLY,
     NOMINAL,
     NOT_HAPPENED,
     conditional,
@@ -217,7 +218,9 @@ class OutcomeReading(EntityReading):
         return nxt == particle or any(c.dep_ == 'prt' and c.lower_ == particle for c in tok.children)
 
     def _negated(self, tok: Token) -> bool:
-        if any(c.dep_ == 'neg' or (c.lower_ in NOT_HAPPENED and c.dep_ not in {'prep', 'intj'})
+        # ("I almost dropped it": not dropped; "the bin is almost full": a state of its own.)
+        unreal = NOT_HAPPENED - NEARLY if tok.pos_ == 'ADJ' else NOT_HAPPENED
+        if any(c.dep_ == 'neg' or (c.lower_ in unreal and c.dep_ not in {'prep', 'intj'})
                for c in tok.children):
             # "completed it without any problem" negates the problem, not the act; "Oh no, my
             # keys were in the pocket!" and "No, it's in the car" answer or exclaim, not deny.
@@ -227,7 +230,7 @@ class OutcomeReading(EntityReading):
         if any(c.lower_ == 'longer' and any(g.dep_ == 'neg' for g in c.children) for c in tok.children):
             return True  # "the umbrella is no longer by the door"
         prev = tok.nbor(-1).lower_ if tok.i > 0 else ''
-        return prev in {'not', "n't", 'never'} | NOT_HAPPENED
+        return prev in {'not', "n't", 'never'} | unreal
 
     def _counts_as_cue(self, tok: Token, cue: Cue) -> bool:
         if tok.dep_ == 'amod' and tok.tag_ != 'VBN':

@@ -14,6 +14,7 @@ from brainmem_ros.encoders.lexicon import (
 )
 from brainmem_ros.encoders.reading_base import (
     HELD,
+    NEARLY,
     PARTIAL,
     POWER,
     dated,
@@ -113,7 +114,7 @@ class StateReading(PlaceReading):
         if before > 0 and self.doc[before].text == '-':
             before -= 1
         word = self.doc[before].lower_ if before >= 0 else ''
-        return f'{word} ' if word in PARTIAL else ''
+        return f'{word} ' if word in PARTIAL or (word in NEARLY and tok.pos_ == 'ADJ') else ''
 
     def _names_by_token(self) -> tuple[dict[int, str], dict[int, str]]:
         """The entity name each token of a mention belongs to ("car" and "keys" of "the car
