@@ -155,6 +155,9 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     # A grasp that succeeded leaves its thing held, its outcome in a field or after the verb.
     ('[INFO] [grasp_server]: grasp OK object=red_cup from=dining_table', {('red cup', 'location', 'held')}),
     ('action=pick result=success object=red_cup', {('red cup', 'location', 'held')}),
+    # An appliance's status is its cycle, entity id or not (not any word: "dishwasher: kitchen").
+    ('[perception] washing_machine status: running', {('washing machine', 'state', 'running')}),
+    ('dishwasher status: finished', {('dishwasher', 'state', 'finished')}),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
@@ -185,6 +188,7 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     'climate.bedroom set_mode -> blocked (window open)',
     'nav: pose (2.1, 3.4) in zone bedroom_2',  # nothing is where it is itself
     'grasp FAILED object=red_cup',
+    'dishwasher: kitchen',
 ])
 def test_records_that_state_no_change(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text

@@ -33,6 +33,7 @@ from brainmem_ros.encoders.lexicon import NOUN_TYPES, participle_states
 from brainmem_ros.encoders.log_commands import STEP_VERBS
 from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes, undone
 from brainmem_ros.encoders.reading_base import HELD, PARTIAL, POWER
+from brainmem_ros.encoders.reading_measures import IN_PROGRESS
 from brainmem_ros.encoders.record_fields import (
     ASIDE,
     BATTERY_KEYS,
@@ -274,7 +275,9 @@ class RecordReader(RecordNames):
         degree, _, state = word.replace('-', '_').partition('_')
         if degree in PARTIAL and state in self.states and state not in POWER:
             return [StateChange(thing, 'state', '', f'{degree} {state}')]  # "pred=half_open"
-        named = keyed and word.isalpha() and word not in ROLE_KEYS | _NO_VALUE
+        # (An appliance's cycle: "dishwasher status: finished", "washer status: running".)
+        named = (keyed and word.isalpha() and word not in ROLE_KEYS | _NO_VALUE) or (
+            process and (word in PROCESS_STATES or word in IN_PROGRESS.values()))
         if (word not in self.states and not named) or (word in PROCESS_STATES and not process):
             return []
         if word in POWER and entity_key(thing).rsplit(' ', 1)[-1] in _OPENINGS:  # (of "window kitchen" too)
@@ -308,9 +311,9 @@ class RecordReader(RecordNames):
             left = ' '.join(words)
             thing = self.tail_thing(left)
             if not got and thing:
-                # An appliance's entity reports its cycle ("sensor.washing_machine_status: finished").
+                # An appliance reports its cycle ("washing_machine status: running").
                 device = entity_id(left)
-                cycle = device and self._kind(thing) == 'appliance'
+                cycle = self._kind(thing) == 'appliance'
                 got = self._state(thing, right, keyed=device, process=cycle)
                 if not got and (done := done_by(right, self.states)) != right:
                     got = self._state(thing, done.split()[-1])  # "lock.front_door: unlocked by Alice"
