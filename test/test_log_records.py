@@ -148,6 +148,7 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('{"event": "state_change", "entity": "garage_door", "old": "closed", "new": "open"}',
      {('garage door', 'state', 'open')}),
     ('object=remote_control prev=sofa new=tv_stand', {('remote control', 'location', 'tv stand')}),
+    ('entity=garage_door previous=open new=closed', {('garage door', 'state', 'closed')}),
     # Who made a change, after its state ("by Alice"), leaves the state as it is.
     ('lock.front_door: unlocked by Alice', {('front door', 'state', 'unlocked')}),
     ('lock.front_door unlocked by Alice', {('front door', 'state', 'unlocked')}),
@@ -224,6 +225,11 @@ def test_the_value_is_one_things_state(x: SpacyExtractor) -> None:
 def test_role_keys_allow_one_slip() -> None:
     assert [role_key(k) for k in ('stauts', 'locaton', 'Status', 'sate', 'bbox')] == [
         'status', 'location', 'status', 'sate', 'bbox']
+
+
+def test_the_sides_of_a_change_by_other_names() -> None:
+    assert [role_key(k) for k in ('old', 'previous', 'prev', 'new', 'old_state', 'previous_location')] == [
+        'from', 'from', 'from', 'to', 'from', 'from']
 
 
 @pytest.mark.parametrize('text', ['T: ' * 2500, 'a -> ' * 2000, 'x: y -> ' * 1200, 'k=v ' * 2000])

@@ -81,7 +81,7 @@ def role_key(key: str) -> str:
     """``key`` as the role key it is, allowing one typing slip in a long one ("stauts"), and
     a word of time before it ("new_location", "current_state": the location, the state)."""
     key = key.lower()
-    if key in ROLE_KEYS or len(key) < 5:
+    if key in ROLE_KEYS or key in _CHANGE_KEYS or len(key) < 5:
         return _CHANGE_KEYS.get(key, key)
     when, _, rest = key.partition('_')
     if when in _NOW and rest in ROLE_KEYS:
