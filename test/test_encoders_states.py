@@ -687,6 +687,12 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('tennis ball', 'location', 'basket', 'garden'),
       StateChange('biscuit', 'location', '', 'garden')}),
     ('Tom went into the kitchen with a smile.', {StateChange('tom', 'location', '', 'kitchen')}),
+    # A participle after the last of listed things is the nearer noun's when the first has one of
+    # its own (the car had been filed on the wall); else it tells of all.
+    ('a garage with a car parked and tools hanging on the wall',
+     {StateChange('tool', 'location', '', 'wall'), StateChange('car', 'location', '', 'garage')}),
+    ('a cat and a dog sleeping on a couch',
+     {StateChange('cat', 'location', '', 'couch'), StateChange('dog', 'location', '', 'couch')}),
 ])
 def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes

@@ -48,6 +48,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     _mend_names(doc)
     _mend_nominals(doc)
     _mend_subjects(doc)
+    _mend_participles(doc)
     _mend_degrees(doc)
     _mend_agreement(doc)
     _mend_objects(doc)
@@ -197,6 +198,18 @@ def _mend_subjects(doc: Doc) -> None:
                 and not time_word(tok.lower_) and verb.tag_ in {'VBD', 'VBZ'} \
                 and not any(c.dep_ in {'nsubj', 'nsubjpass'} for c in verb.children):
             tok.dep_ = 'nsubj'
+
+
+def _mend_participles(doc: Doc) -> None:
+    """"a garage with a car parked and tools hanging on the wall": "hanging" hung on the car,
+    which has a participle of its own ("parked"), across "tools" joined to it right before; a
+    participle there is the nearer noun's."""
+    for tok in doc[1:]:
+        noun, prev = tok.head, doc[tok.i - 1]
+        if tok.dep_ == 'acl' and tok.tag_ in {'VBG', 'VBN'} and prev.dep_ == 'conj' \
+                and prev.head.i == noun.i and prev.pos_ in {'NOUN', 'PROPN'} \
+                and any(c.dep_ == 'acl' and c.i < prev.i for c in noun.children):
+            tok.head = prev
 
 
 def _mend_degrees(doc: Doc) -> None:

@@ -101,8 +101,10 @@ class SceneReading(MentionReading):
     @staticmethod
     def _first_listed(tok: Token) -> Token:
         """The first of the things listed with ``tok``: a participle after the last of them
-        tells of all ("a yellow umbrella and a black umbrella standing in the stand")."""
-        while tok.dep_ == 'conj' and tok.head.pos_ in {'NOUN', 'PROPN'}:
+        tells of all ("a yellow umbrella and a black umbrella standing in the stand"), not of
+        one with a participle of its own ("a car parked and tools hanging on the wall")."""
+        while tok.dep_ == 'conj' and tok.head.pos_ in {'NOUN', 'PROPN'} \
+                and not any(c.dep_ == 'acl' and c.i < tok.i for c in tok.head.children):
             tok = tok.head
         return tok
 
