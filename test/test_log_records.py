@@ -257,6 +257,9 @@ def test_a_speakers_line_is_parsed_once() -> None:
     ('grab watering_can; place -> balcony_rail', {('watering can', 'location', 'balcony rail')}),
     ('moved flower_vase: mantel -> dining_table', {('flower vase', 'location', 'dining table')}),
     ('item backpack @ coat_rack', {('backpack', 'location', 'coat rack')}),
+    # (The place a thing moved from is no thing moved; fields after the place are not in it.)
+    ('moved house_keys: bowl -> hallway_drawer', {('house key', 'location', 'hallway drawer')}),
+    ('ObjDet: backpack @ chair (bedroom) conf=0.84', {('backpack', 'location', 'chair')}),
     # Calls done (an order or a plan is not), attribute paths, sightings at a place.
     ('job fetch(umbrella) done', {('umbrella', 'location', HELD)}),
     ('job place(umbrella, hall_stand) success', {('umbrella', 'location', 'hall stand')}),

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from brainmem_ros.encoders.reading_base import HELD, POWER
-from brainmem_ros.encoders.record_fields import PLACE_KEYS, STATE_KEYS, THING_KEYS, role_key
+from brainmem_ros.encoders.record_fields import ASIDE, PLACE_KEYS, STATE_KEYS, THING_KEYS, role_key
 from brainmem_ros.encoders.record_names import RecordNames
 from brainmem_ros.memory.types import StateChange
 
@@ -46,6 +46,7 @@ _BRINGING = frozenset({'bring', 'brought', 'carry', 'carried', 'fetch', 'take', 
 # Marks of an action log line beyond an arrow: several steps, a call, an attribute path.
 _MARKED = re.compile(r'[;|]|\w\([^()]*\)|^\s*\w+\.\w+\s*[:=]|^\s*\[\w+\]')
 _BRACKETED = re.compile(r'^\[[^\]]*\]\s*')  # "[det] mug 0.93 @ sink"
+_FIELD_AFTER = re.compile(r'\s+[A-Za-z_]\w*=\S*.*$')  # "chair conf=0.84 t=12.3"
 _CALL = re.compile(r'^(?:[A-Za-z]+\s+)?([A-Za-z]+)\(([^()]*)\)\s*(.*)$')  # "task place(mug, shelf) ok"
 _PATH = re.compile(r'^([A-Za-z]\w*)\.([A-Za-z]+)\s*[:=]\s*(\S.*)$')  # "cup_green.location = sink"
 _DONE = re.compile(r'\b(?:ok|done|success|succeeded|complete|completed|finished)\b', re.IGNORECASE)
@@ -84,7 +85,8 @@ def commanded(reader: RecordNames, text: str) -> list[StateChange]:
             thing = reader.thing(named) if named.strip() else taken
             source = parts[-2].split(':', 1)[-1] if len(parts) >= 3 or ':' in parts[0] else ''
             before = reader.place(source, keyed=True) if source else ''
-            place = reader.place(parts[-1], keyed=True)
+            # ("backpack @ chair (bedroom) conf=0.84": the place without the fields after it.)
+            place = reader.place(ASIDE.sub(' ', _FIELD_AFTER.sub('', parts[-1])), keyed=True)
             if thing and place and place != thing:
                 found.append(StateChange(thing, 'location', before, place))
     return found

@@ -60,9 +60,8 @@ from brainmem_ros.memory.types import StateChange
 # What software writes where it has no value: no state of the thing.
 _NO_VALUE = frozenset({'unavailable', 'unknown', 'none', 'null', 'nan', 'undefined'})
 
-# Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a
-# bracket, a word in capitals or a measure's key before its number ("temp 21 C"). Prose
-# has none of them.
+# Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a bracket,
+# a word in capitals or a measure's key before its number ("temp 21 C"). Prose has none.
 _RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\w;\w|\b[A-Z]{2,}\b|'
                      r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)|'
                      r'\b[a-z]{2,}(?:_[a-z]+)*\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|'  # "switch.garden_sprinkler"
@@ -94,12 +93,11 @@ _ARRIVING = re.compile(r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:from\s+(.+?)\s+)?'
                        r'(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
 # Things that open and close, never switch: a sensor's "on" and "off" for one are open and closed.
 _OPENINGS = frozenset({'door', 'window', 'gate', 'hatch', 'lid', 'shutter', 'skylight'})
-# A thing's state reported as a change: "cover.garage_door changed to open", "lock.front_door
-# changed from unlocked to locked".
 _SET = re.compile(r'^(.+?)\s+(?:was\s+)?set\s+to\s+(.+?)\s*$', re.IGNORECASE)
 _SETTING_VALUE = re.compile(r'^[-+]?\d+(?:[.,]\d+)?\s?(?:%|°\s?[CF]?|[A-Za-z]{1,8})?$')  # "19 degrees"
 # The domain of an entity id ("sensor." of "sensor.fridge_temperature").
 _DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')
+# A thing's state reported as a change: "lock.front_door changed from unlocked to locked".
 _CHANGED = re.compile(r'^(.+?)\s+(?:state\s+)?changed\s+(?:from\s+(\S+)\s+)?to\s+(\S+)', re.IGNORECASE)
 # Words after a thing that say its state is reported: "front_door state changed: closed -> open".
 _REPORTED = frozenset({'changed', 'change', 'changes', 'updated', 'update', 'is', 'now'})
@@ -299,9 +297,11 @@ class RecordReader(RecordNames):
             # thing in the value's state ("TV: OFF").
             left, right = colon.group(1), colon.group(2)
             words = left.split()
-            if len(words) >= 2 and words[-1].lower() in {'moved', 'relocated'} and _ARROW.search(right):
-                # "thermos moved: hall bench -> kitchen windowsill": from one place to the other.
-                thing, place = self.tail_thing(' '.join(words[:-1])), self.place(_ARROW.split(right)[-1])
+            moved = [i for i in (0, len(words) - 1) if words[i].lower() in {'moved', 'relocated'}]
+            if len(words) >= 2 and moved and _ARROW.search(right):
+                # "thermos moved: hall bench -> windowsill", "moved thermos: ...": from one to the other.
+                named = words[1:] if moved[0] == 0 else words[:-1]
+                thing, place = self.tail_thing(' '.join(named)), self.place(_ARROW.split(right)[-1])
                 return [StateChange(thing, 'location', '', place)] if thing and place else []
             got = self._pair(right, depth + 1)
             while len(words) >= 2 and words[-1].lower() in _REPORTED:
