@@ -260,6 +260,9 @@ def test_a_speakers_line_is_parsed_once() -> None:
     # (The place a thing moved from is no thing moved; fields after the place are not in it.)
     ('moved house_keys: bowl -> hallway_drawer', {('house key', 'location', 'hallway drawer')}),
     ('ObjDet: backpack @ chair (bedroom) conf=0.84', {('backpack', 'location', 'chair')}),
+    # A place phrase between a detected thing and its confidence is where it is.
+    ('segmentation: towel on floor (0.81), bathroom', {('towel', 'location', 'floor')}),
+    ('det: towel on sofa 0.9', {('towel', 'location', 'sofa')}),
     # Calls done (an order or a plan is not), attribute paths, sightings at a place.
     ('job fetch(umbrella) done', {('umbrella', 'location', HELD)}),
     ('job place(umbrella, hall_stand) success', {('umbrella', 'location', 'hall stand')}),

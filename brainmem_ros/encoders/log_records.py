@@ -86,9 +86,8 @@ _PLACE_RELATIONS = frozenset({'on', 'in', 'at', 'inside', 'under', 'near', 'next
                               'above', 'below', 'against', 'by'})
 # A thing switched on or off, however the line goes on: "switch.sprinkler turned on by schedule".
 _SWITCHED = re.compile(r'^(.+?)\s+(?:was\s+|got\s+)?(?:turned|switched|powered)\s+(on|off)\b', re.IGNORECASE)
-# Verbs of a thing coming to rest somewhere, in a record's telegraphic past: "pallet_07
-# dropped at dock door 5", "wheelchair 2 returned to lobby", "backpack APPEARED at bench",
-# "mug_blue moved from sink to drying_rack".
+# Verbs of a thing coming to rest somewhere, in a record's telegraphic past: "pallet_07 dropped
+# at dock door 5", "backpack APPEARED at bench", "mug_blue moved from sink to drying_rack".
 _ARRIVING = re.compile(r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:from\s+(.+?)\s+)?'
                        r'(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
 # Things that open and close, never switch: a sensor's "on" and "off" for one are open and closed.
@@ -219,13 +218,14 @@ class RecordReader(RecordNames):
         return self.thing(value) or self.thing(_STAMPS.sub('', value))
 
     def _detected(self, value: str) -> tuple[str, str]:
-        """A thing given with its confidence ("det: cup 0.88", "TV 0.95 in living room"), and
-        what follows the confidence."""
+        """A thing given with its confidence ("det: cup 0.88", "TV 0.95 in living room"), and what
+        follows the thing ("det: towel on sofa 0.9": on sofa)."""
         words = [w for w in value.rsplit(': ', 1)[-1].replace("'", ' ').replace('"', ' ').split() if w != '@']
         at = next((i for i, w in enumerate(words) if i and CONFIDENCE.match(w)), None)
         if at is None:
             return '', ''
-        return self.thing(' '.join(words[:at])), ' '.join(words[at + 1:])
+        cut = next((i for i in range(1, at) if words[i].lower() in RECORD_PLACE_PREPS), at)
+        return self.thing(' '.join(words[:cut])), ' '.join(words[cut:at] + words[at + 1:])
 
     def _place_field(self, value: str) -> bool:
         words = value.split()
