@@ -263,6 +263,8 @@ def test_a_speakers_line_is_parsed_once() -> None:
     # A place phrase between a detected thing and its confidence is where it is.
     ('segmentation: towel on floor (0.81), bathroom', {('towel', 'location', 'floor')}),
     ('det: towel on sofa 0.9', {('towel', 'location', 'sofa')}),
+    # A sensor's id before the thing it watches is not the thing's name.
+    ('door_sensor front_door state=open', {('front door', 'state', 'open')}),
     # Calls done (an order or a plan is not), attribute paths, sightings at a place.
     ('job fetch(umbrella) done', {('umbrella', 'location', HELD)}),
     ('job place(umbrella, hall_stand) success', {('umbrella', 'location', 'hall stand')}),

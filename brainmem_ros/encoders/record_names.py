@@ -89,6 +89,10 @@ class RecordNames:
             text = f'{name}_{kind}' if where or device else name
         if not _NAME_CHARS.match(text):
             return ''
+        watched = text.split()
+        if len(watched) == 2 and watched[0].lower().endswith('_sensor') \
+                and NOUN_TYPES.get(watched[1].rsplit('_', 1)[-1].lower()) not in (None, 'place'):
+            text = watched[1]  # "door_sensor front_door": the door the sensor watches
         words = [w.strip('\'"#.,') for w in text.replace('_', ' ').split()]
         words = [w for w in words if w]
         while words and CONFIDENCE.match(words[-1]):
