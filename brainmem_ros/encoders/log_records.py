@@ -57,6 +57,7 @@ from brainmem_ros.encoders.record_names import ENTITY_DOMAINS, RECORD_PLACE_PREP
 from brainmem_ros.memory.entity_names import entity_key
 from brainmem_ros.memory.types import StateChange
 
+_CYCLE = PROCESS_STATES | frozenset(IN_PROGRESS.values())  # an appliance's: "finished", "running"
 # What software writes where it has no value: no state of the thing.
 _NO_VALUE = frozenset({'unavailable', 'unknown', 'none', 'null', 'nan', 'undefined'})
 
@@ -273,9 +274,8 @@ class RecordReader(RecordNames):
         degree, _, state = word.replace('-', '_').partition('_')
         if degree in PARTIAL and state in self.states and state not in POWER:
             return [StateChange(thing, 'state', '', f'{degree} {state}')]  # "pred=half_open"
-        # (An appliance's cycle: "dishwasher status: finished", "washer status: running".)
         named = (keyed and word.isalpha() and word not in ROLE_KEYS | _NO_VALUE) or (
-            process and (word in PROCESS_STATES or word in IN_PROGRESS.values()))
+            process and word in _CYCLE)
         if (word not in self.states and not named) or (word in PROCESS_STATES and not process):
             return []
         if word in POWER and entity_key(thing).rsplit(' ', 1)[-1] in _OPENINGS:  # (of "window kitchen" too)

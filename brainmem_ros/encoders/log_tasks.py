@@ -66,11 +66,12 @@ _TARGET_KEYS = THING_KEYS | {'target', 'entity_id', 'device'}
 def task_changes(reader: Namer, fields: list[Field]) -> list[StateChange]:
     """The state a successful task record leaves its thing in (see the module); none unless
     the record has a verb, a thing and (but for a service call) an outcome of success."""
-    verb = _verb(fields)
+    leading = _leading_outcome(fields)
+    verb = _verb(fields, leading)
     thing = next((t for k, v in fields if k in _TARGET_KEYS and (t := reader.thing(v, keyed=True))), '')
     if not verb or not thing:
         return []
-    outcomes = [v.strip().lower() for k, v in fields if k in _OUTCOME_KEYS] + _leading_outcome(fields)
+    outcomes = [v.strip().lower() for k, v in fields if k in _OUTCOME_KEYS] + leading
     called = any(k == 'service' for k, _ in fields)
     if not (called and not outcomes) and not any(o in _SUCCESS for o in outcomes):
         return []
@@ -84,14 +85,14 @@ def task_changes(reader: Namer, fields: list[Field]) -> list[StateChange]:
     return [StateChange(thing, 'location', '', who)] if verb in _HANDING and who else []
 
 
-def _verb(fields: list[Field]) -> str:
+def _verb(fields: list[Field], leading: list[str]) -> str:
     """The task's verb: a verb key's value ("service=turn_off"), else the last word of the
-    record's leading field ("TASK#416 close")."""
+    record's leading field ("TASK#416 close"), before its ``leading`` outcome ("grasp OK")."""
     for key, value in fields:
         if key in _VERB_KEYS and value.strip():
             return _bare_verb(value.strip().lower().split('.')[-1])
     if fields and fields[0][0] is None and fields[0][1].split():
-        words = fields[0][1].split()[:-1] if _leading_outcome(fields) else fields[0][1].split()
+        words = fields[0][1].split()[:-1] if leading else fields[0][1].split()
         return _bare_verb(words[-1].lower().rstrip(':'))
     return ''
 

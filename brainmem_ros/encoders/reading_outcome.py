@@ -48,6 +48,8 @@ IMPLICATIVE = frozenset({'manage', 'able', 'start', 'begin', 'continue', 'keep',
 COUNTERFACTIVE = frozenset({'fail', 'unable', 'avoid', 'prevent'})
 # "not done yet": still under way, no failure.
 UNDER_WAY = frozenset({'yet', 'still'})
+# ("I almost dropped it": not dropped; "the bin is almost full": a state of its own.)
+_NOT_HAPPENED_TO_STATES = NOT_HAPPENED - NEARLY
 
 
 class Reality(Enum):
@@ -218,8 +220,7 @@ class OutcomeReading(EntityReading):
         return nxt == particle or any(c.dep_ == 'prt' and c.lower_ == particle for c in tok.children)
 
     def _negated(self, tok: Token) -> bool:
-        # ("I almost dropped it": not dropped; "the bin is almost full": a state of its own.)
-        unreal = NOT_HAPPENED - NEARLY if tok.pos_ == 'ADJ' else NOT_HAPPENED
+        unreal = _NOT_HAPPENED_TO_STATES if tok.pos_ == 'ADJ' else NOT_HAPPENED
         if any(c.dep_ == 'neg' or (c.lower_ in unreal and c.dep_ not in {'prep', 'intj'})
                for c in tok.children):
             # "completed it without any problem" negates the problem, not the act; "Oh no, my
