@@ -1,4 +1,4 @@
-"""The node's exit after a signal waits for rclpy's own handling of it (ros/shutdown.py)."""
+"""The node process's own signal handling (ros/shutdown.py): stop first, hurry after."""
 
 from __future__ import annotations
 
@@ -12,30 +12,28 @@ from rosutil import node_env
 
 pytestmark = pytest.mark.ros
 
-# Run in a process of its own: rclpy's signal handlers are process-wide.
+# Run in a process of its own: signal handlers are process-wide.
 _SCRIPT = textwrap.dedent('''
-    import os, signal, time
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from brainmem_ros.ros.shutdown import signal_handled
+    import os, signal, threading, time
+    from brainmem_ros.ros.shutdown import StopSignals
 
-    rclpy.init()
-    context = rclpy.get_default_context()
-    executor = SingleThreadedExecutor()  # its guard condition is one rclpy's thread triggers
-    assert not signal_handled(context, timeout=0.2), 'no signal yet: the wait must time out'
-    try:
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(5.0)  # KeyboardInterrupt arrives here
-        raise SystemExit('no KeyboardInterrupt')
-    except KeyboardInterrupt:
-        handled = signal_handled(context, timeout=10.0)
-    print('handled', handled, 'ok', context.ok(), flush=True)
-    executor.shutdown()  # now safe: rclpy's thread is done with the guard conditions
+    signals = StopSignals()
+    signals.install()
+    print('idle', signals.wait(lambda: False, period=0.05), flush=True)  # not running: False
+    hurried = threading.Event()
+    signals.hurry_with(hurried.set)
+    threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
+    start = time.monotonic()
+    stopped = signals.wait(lambda: True, period=30.0)  # the signal wakes it, not the period
+    print('stopped', stopped, time.monotonic() - start < 10.0, hurried.is_set(), flush=True)
+    os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt: a second signal hurries
+    print('hurried', hurried.wait(10.0), signals.received == [signal.SIGTERM, signal.SIGINT], flush=True)
 ''')
 
 
-def test_the_exit_waits_until_rclpy_has_shut_the_context_down() -> None:
+def test_the_first_signal_stops_and_a_later_one_hurries() -> None:
     out = subprocess.run([sys.executable, '-c', _SCRIPT], env=node_env(), cwd=REPO, check=False,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert 'handled True ok False' in out.stdout, out.stdout + out.stderr
+    assert out.stdout.split('\n')[:3] == ['idle False', 'stopped True True False', 'hurried True True'], (
+        out.stdout + out.stderr)

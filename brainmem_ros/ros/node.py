@@ -35,11 +35,12 @@ from lifecycle_msgs.srv import ChangeState
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
@@ -63,8 +64,8 @@ from brainmem_ros.ros.outputs import OutputCallbacks
 from brainmem_ros.ros.pose_history import PoseHistory
 from brainmem_ros.ros.query_server import QueryServer
 from brainmem_ros.ros.services import ServiceCallbacks
-from brainmem_ros.ros.shutdown import hurried_by_signals, signal_handled
-from brainmem_ros.ros.spin import spin
+from brainmem_ros.ros.shutdown import StopSignals
+from brainmem_ros.ros.spin import SpinThread
 from brainmem_ros.srv import Consolidate, Forget, Reinforce, Retrieve, SetContext, StateOf, Stats, Store
 from brainmem_ros.tuning import tune_interpreter
 
@@ -330,7 +331,10 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
 def main(args: list[str] | None = None) -> int:
     """Run the node until SIGINT/SIGTERM; everything acknowledged is on disk on exit."""
     logging.basicConfig(level=logging.WARNING)
-    rclpy.init(args=args if args is not None else sys.argv)
+    signals = StopSignals()
+    signals.install()  # before rclpy starts; rclpy's own handlers stay out (see StopSignals)
+    rclpy.init(args=args if args is not None else sys.argv,
+               signal_handler_options=SignalHandlerOptions.NO)
     try:
         node = BrainMemNode()
     except ParameterException as exc:
@@ -338,13 +342,7 @@ def main(args: list[str] | None = None) -> int:
         rclpy.logging.get_logger('brainmem').fatal(f'invalid parameter: {exc}')
         rclpy.try_shutdown()
         return 2
-    except Exception:
-        # A SIGTERM while the node is still being built invalidates the context under
-        # it ("Failed to create publisher: rcl node's context is invalid"): a requested
-        # shutdown, as in a transition below; nothing was opened yet.
-        if rclpy.ok():
-            raise
-        return 0
+    signals.hurry_with(node.hurry)
     # rclpy (Jazzy) re-yields every started-but-not-running task on each spin: with
     # all pool threads busy, the executor loop spins and starves the workers. Enough
     # threads that a queued callback always starts at once (they then wait on the
@@ -353,29 +351,24 @@ def main(args: list[str] | None = None) -> int:
     executor.add_node(node)
     code = 0
     try:
-        if node.get_parameter('autostart').value:
+        # A signal while starting is read once the transition under way is over.
+        if node.get_parameter('autostart').value and not signals.requested:
             if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
                 node.get_logger().fatal(f'could not configure: {node.configure_error}')
                 code = 1
-            elif node.trigger_activate() != TransitionCallbackReturn.SUCCESS:
+            elif not signals.requested and node.trigger_activate() != TransitionCallbackReturn.SUCCESS:
                 code = 1
-        if code == 0:
-            spin(executor)
-    except KeyboardInterrupt:
-        signal_handled(node.context)  # before any executor is shut down (see the function)
-    except ExternalShutdownException:
-        pass  # the context was shut down (SIGTERM, or a SIGINT handled first): close below
-    except Exception:
-        # A SIGTERM while starting invalidates the context under the transition (rcl
-        # errors "context is invalid"): a requested shutdown, not a failure to report.
-        if rclpy.ok():
-            raise
+        if code == 0 and not signals.requested:
+            spinning = SpinThread(executor, name='brainmem-executor')
+            if not signals.wait(lambda: spinning.running):
+                node.get_logger().fatal('the executor stopped spinning')
+                code = 1
+            spinning.stop()
     finally:
-        with hurried_by_signals(node.hurry):
-            node.release()
-            executor.shutdown()
-            node.destroy_node()
-            rclpy.try_shutdown()
+        node.release()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
     return code
 
 

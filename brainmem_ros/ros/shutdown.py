@@ -1,65 +1,72 @@
-"""The node's exit: every observation received is stored, unless asked again to hurry.
+"""The node process's signals: SIGINT or SIGTERM stops it; a further one hurries the close.
 
-On SIGINT or SIGTERM the node stops serving, stores what its ingest queue still holds
-and closes the store. With a backlog of thousands of observations that takes seconds,
-and a second Ctrl-C used to raise ``KeyboardInterrupt`` inside the ingest's join: the
-process aborted ("terminate called without an active exception") with most of the
-backlog unstored and the store not closed. During the close, a further SIGINT or
-SIGTERM now drops what is still queued (counted, logged) and the close goes on, so the
-batches under way are committed and the store is closed cleanly.
+The process handles both itself; rclpy's signal handlers are not installed. On a signal
+they wake a thread of rclpy's own that triggers every executor's signal guard condition,
+walking a global list without a lock, and then shuts the contexts down. Whatever the
+process did meanwhile raced it: an executor shut down in the node's close freed a guard
+condition under that thread (SIGSEGV in ``rcl_trigger_guard_condition``, about one exit
+in a hundred), and a SIGTERM while the node was still being built or configured shut
+the context down under the publishers being created (a configure failed with "context
+is invalid", and once the process died of SIGSEGV). Here a signal only sets a flag and
+wakes the main thread, which stops spinning and closes in order, with the context valid
+until the end.
 
-The close waits for rclpy's own handling of the signal first (:func:`signal_handled`).
+On the stop, the node stores what its ingest queue still holds and closes the store.
+With a backlog of thousands of observations that takes seconds; a second signal then
+drops what is still queued (counted, logged) and the close goes on, so the batches under
+way are committed and the store is closed cleanly.
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from types import FrameType
-from typing import Protocol
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-@contextmanager
-def hurried_by_signals(hurry: Callable[[], None]) -> Iterator[None]:
-    """While the block runs (on the main thread), SIGINT and SIGTERM call ``hurry`` on a
-    thread of its own instead of interrupting the block."""
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        del signum, frame
-        # Not here: a handler runs between two bytecodes of the main thread, which may
-        # hold a lock ``hurry`` needs.
-        threading.Thread(target=hurry, name='brainmem-hurry', daemon=True).start()
+class StopSignals:
+    """SIGINT and SIGTERM, as the node process reads them.
 
-    previous = {s: signal.signal(s, on_signal) for s in _SIGNALS}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-
-
-class _Context(Protocol):
-    def ok(self) -> bool: ...
-
-
-def signal_handled(context: _Context, *, timeout: float = 5.0, period: float = 0.005) -> bool:
-    """Wait until rclpy has finished handling a SIGINT: ``context`` is shut down.
-
-    rclpy's handler raises ``KeyboardInterrupt`` in the main thread and wakes a thread
-    of its own, which triggers every executor's signal guard condition, then shuts the
-    contexts down. It walks the list of guard conditions without a lock, so an executor
-    shut down meanwhile (the node's close shuts two down) frees one under it: the node
-    process died of SIGSEGV in ``rcl_trigger_guard_condition`` in about one exit in a
-    hundred. Once the context is shut down, that thread is done with the guard
-    conditions. False if ``timeout`` passed first (rclpy's handlers not installed).
+    The first asks it to stop (:meth:`wait` returns); each later one calls the function
+    given to :meth:`hurry_with`. Python runs the handler on the main thread between two
+    bytecodes, so it may hold any lock: the handler only sets an event or starts a thread.
     """
-    end = time.monotonic() + timeout
-    while context.ok():
-        if time.monotonic() >= end:
-            return False
-        time.sleep(period)
-    return True
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._hurry: Callable[[], None] | None = None
+        self.received: list[int] = []
+
+    def install(self) -> None:
+        """Handle SIGINT and SIGTERM from now on (on the main thread, before rclpy starts)."""
+        for s in _SIGNALS:
+            signal.signal(s, self._on_signal)
+
+    def hurry_with(self, hurry: Callable[[], None]) -> None:
+        """Call ``hurry`` (on a thread of its own) on each signal after the first."""
+        self._hurry = hurry
+
+    @property
+    def requested(self) -> bool:
+        """Whether a signal has asked the process to stop."""
+        return self._stop.is_set()
+
+    def wait(self, running: Callable[[], bool], *, period: float = 0.5) -> bool:
+        """Block until a stop is requested (True) or ``running()`` turns false (False)."""
+        while not self._stop.wait(period):
+            if not running():
+                return False
+        return True
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        del frame
+        self.received.append(signum)
+        if not self._stop.is_set():
+            self._stop.set()
+            return
+        hurry = self._hurry
+        if hurry is not None:
+            threading.Thread(target=hurry, name='brainmem-hurry', daemon=True).start()
