@@ -1,4 +1,4 @@
-"""The node process's own signal handling (ros/shutdown.py): stop first, hurry after."""
+"""The node process's own signal handling (ros/shutdown.py): stop, hurry, then ignore."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ _SCRIPT = textwrap.dedent('''
     print('stopped', stopped, time.monotonic() - start < 10.0, hurried.is_set(), flush=True)
     os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt: a second signal hurries
     print('hurried', hurried.wait(10.0), signals.received == [signal.SIGTERM, signal.SIGINT], flush=True)
+    signals.closed()  # a late signal must not turn the clean exit into -SIGINT
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.2)
+    print('ignored', len(signals.received), flush=True)
 ''')
 
 
@@ -35,5 +39,5 @@ def test_the_first_signal_stops_and_a_later_one_hurries() -> None:
     out = subprocess.run([sys.executable, '-c', _SCRIPT], env=node_env(), cwd=REPO, check=False,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.split('\n')[:3] == ['idle False', 'stopped True True False', 'hurried True True'], (
-        out.stdout + out.stderr)
+    lines = ['idle False', 'stopped True True False', 'hurried True True', 'ignored 2']
+    assert out.stdout.split('\n')[:4] == lines, out.stdout + out.stderr

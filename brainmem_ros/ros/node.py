@@ -369,6 +369,7 @@ def main(args: list[str] | None = None) -> int:
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
+        signals.closed()
     return code
 
 

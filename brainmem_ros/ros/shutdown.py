@@ -49,6 +49,13 @@ class StopSignals:
         """Call ``hurry`` (on a thread of its own) on each signal after the first."""
         self._hurry = hurry
 
+    def closed(self) -> None:
+        """The close is over: ignore later signals. Python resets its handlers to the
+        default while the interpreter finalizes, so a second Ctrl-C landing then ended a
+        clean exit with -SIGINT; an ignored signal stays ignored."""
+        for s in _SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+
     @property
     def requested(self) -> bool:
         """Whether a signal has asked the process to stop."""
