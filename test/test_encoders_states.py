@@ -890,3 +890,31 @@ def test_an_initial_stays_an_initial(x: SpacyExtractor) -> None:
     # Only a code after a noun ends a sentence: initials before a name keep their stops.
     assert [t.text for t in x.parse('I met J. K. Rowling at the shop.')][2:4] == ['J.', 'K.']
     assert [t.text for t in x.parse('The key is in room A.')][-2:] == ['A', '.']
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # A home system's logbook names its devices in title case: things, not people.
+    ('Kitchen Light turned on triggered by automation Motion Kitchen',
+     {StateChange('kitchen light', 'power', '', 'on')}),
+    ('Living Room Lamp turned off', {StateChange('living room lamp', 'power', '', 'off')}),
+    # A state a thing changed or was switched to; any bare word is a device's state.
+    ('Garage Door changed to Closed', {StateChange('garage door', 'state', '', 'closed')}),
+    ('Washing Machine changed to Idle', {StateChange('washing machine', 'state', '', 'idle')}),
+    ('The garage door changed to closed.', {StateChange('garage door', 'state', '', 'closed')}),
+    ('I switched the TV to standby.', {StateChange('tv', 'state', '', 'standby')}),
+    # Not a state: a purpose, a channel, a thing that is no device, a person, a name of a pet.
+    ('I switched the TV to watch the news.', set()),
+    ('I switched the TV to channel 5.', set()),
+    ('The meeting changed to Tuesday.', set()),
+    ('Sam switched off.', set()),
+    ('If the dryer changes to idle, fold the towels.', set()),
+    ('Did the washer change to idle?', set()),
+])
+def test_a_home_systems_logbook(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
+    assert _changes(x, text) == changes
+
+
+def test_a_pet_named_like_a_thing_is_still_a_name(x: SpacyExtractor) -> None:
+    # "Biscuit" is a food, but a title-cased name of no appliance or furniture is someone's.
+    text = 'Biscuit pulled the tennis ball out of the basket and ran off with it into the garden.'
+    assert StateChange('tennis ball', 'location', 'basket', 'garden') in _changes(x, text)

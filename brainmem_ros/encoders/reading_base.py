@@ -318,9 +318,20 @@ def sided(tok: Token) -> bool:
         c.dep_ in {'amod', 'compound'} and c.lower_ in _SIDES for c in tok.children)
 
 
+DEVICE_KINDS = frozenset({'appliance', 'furniture'})
+
+
 def is_person(tok: Token) -> bool:
-    """``tok`` names a person: a name, or a noun for one ("her grandmother")."""
-    return tok.pos_ == 'PROPN' or NOUN_TYPES.get(tok.lemma_.lower()) == 'person'
+    """``tok`` names a person: a name, or a noun for one ("her grandmother"). A title-cased
+    appliance or piece of furniture is the name a home system gives it ("Garage Door changed
+    to Closed"); other names of things stay names ("Biscuit" the dog, "Pepper")."""
+    lemma = tok.lemma_.lower()
+    kind = NOUN_TYPES.get(lemma)
+    if tok.pos_ != 'PROPN':
+        return kind == 'person'
+    if kind is None:  # "Washing Machine"
+        kind = NOUN_TYPES.get(' '.join([*(c.lower_ for c in tok.lefts if c.dep_ == 'compound'), lemma]))
+    return kind not in DEVICE_KINDS
 
 
 def indefinite(tok: Token) -> bool:

@@ -13,6 +13,7 @@ from brainmem_ros.encoders.lexicon import (
     switch_verbs,
 )
 from brainmem_ros.encoders.reading_base import (
+    DEVICE_KINDS,
     HELD,
     NEARLY,
     PARTIAL,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 # Verbs of switching a thing on or off ("a lamp switched on").
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip', 'click', 'shut', 'cut'})
+_CHANGING = frozenset({'change', 'switch'})  # "changed to idle"
 # Verbs of moving a thing into a state ("drawn closed", "slid shut", "swung open").
 _MOTIONS = frozenset({'draw', 'slide', 'swing', 'push', 'pull', 'blow', 'kick', 'slam', 'bang', 'roll',
                       'fling'})
@@ -87,6 +89,7 @@ class StateReading(PlaceReading):
                     found.extend(self.gapped(tok, names))
         found.extend(self._scene(names))
         found.extend(self._switched(names))
+        found.extend(self._changed_to(names))
         found.extend(self._working(names))
         found.extend(self._level_settings(names))
         found.extend(self._modes(names))
@@ -194,10 +197,38 @@ class StateReading(PlaceReading):
             before = verb.i - 1
             thing = self.doc[before] if before >= 0 else verb
             if before in names and self.heads.get(before) == before and tok.i == verb.i + 1 \
-                    and thing.pos_ != 'PROPN' and NOUN_TYPES.get(thing.lemma_.lower()) != 'person':
+                    and not is_person(thing):  # ("Kitchen Light turned on", not "Sam switched off")
                 found.append(StateChange(names[before], 'power', '', tok.lower_))  # "lamp switched on"
             elif verb.dep_ == 'amod' and verb.head.i in names and verb.head.i > tok.i:
                 found.append(StateChange(names[verb.head.i], 'power', '', tok.lower_))  # "switched-off TV"
+        return found
+
+    def _changed_to(self, names: dict[int, str]) -> list[StateChange]:
+        """A state a thing changed or was switched to: "Garage Door changed to Closed" (a home
+        system's log), "I switched the TV to standby". Beside a state word, any bare word is
+        the state of an appliance or a piece of furniture ("Washing Machine changed to Idle")."""
+        found: list[StateChange] = []
+        for tok in self.doc:
+            word = tok.lower_
+            # "to" a preposition, or taken for an infinitive's ("switched the TV to standby").
+            infinitive = tok.dep_ in {'advcl', 'xcomp'} and [c.lower_ for c in tok.children] == ['to']
+            verb = tok.head if infinitive else tok.head.head
+            if not (infinitive or (tok.dep_ == 'pobj' and tok.head.lower_ in {'to', 'into'})) \
+                    or not tok.is_alpha \
+                    or verb.lemma_.lower() not in _CHANGING or verb.tag_ not in {'VBN', 'VBD'} \
+                    or self._negated(verb) or self._asked(verb) \
+                    or any(self._unreal(a) for a in (verb, *verb.ancestors)):
+                continue
+            roles = {'dobj'} if has_object(verb) else {'nsubj', 'nsubjpass'}
+            things = self._things([c for c in verb.children if c.dep_ in roles], names)[:1]
+            # (An infinitive's verb is a purpose: "switched the radio on to listen".)
+            bare = not ((word in self.verbs) if infinitive else any(tok.children)) and all(
+                (NOUN_TYPES.get(names[t.i]) or NOUN_TYPES.get(t.lemma_.lower())) in DEVICE_KINDS
+                for t in things)
+            if word not in self.states and not bare:
+                continue
+            found += [StateChange(names[t.i], 'power' if word in POWER else 'state', '', word)
+                      for t in things if not is_person(t)]
         return found
 
     def _subjects_of_state(self, tok: Token, names: dict[int, str]) -> list[str]:
