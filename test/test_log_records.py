@@ -324,6 +324,15 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ('house/porch/gate/state CLOSED', {('porch gate', 'state', 'closed')}),
     ('zigbee2mqtt/office/fan OFF', {('office fan', 'power', 'off')}),
     ('sensor.freezer_temperature: -18 °C', {('freezer', 'temperature', '-18 °C')}),
+    # A home system's event: a state inside "old_state" is the old one, whatever the order;
+    # the parse of the braces reads no thing ('"data": {' had switched a "datum" off).
+    ('{"event_type": "state_changed", "data": {"entity_id": "binary_sensor.door_bathroom", '
+     '"old_state": {"state": "off"}, "new_state": {"state": "on"}}}', {('door bathroom', 'state', 'open')}),
+    ('{"entity_id": "light.porch", "new_state": {"state": "on"}, "old_state": {"state": "off"}}',
+     {('porch light', 'power', 'on')}),
+    ('{"entity_id": "cover.garage_door", "new_state": {"state": "closed", "attributes": '
+     '{"friendly_name": "Garage Door"}}, "old_state": {"state": "open"}}',
+     {('garage door', 'state', 'closed')}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -18,6 +18,8 @@ Field = tuple[str | None, str]
 # "key": "value" or a number or truth value (JSON), and key="value" (XML attributes).
 _QUOTED = re.compile(r'"([A-Za-z_]+)"\s*:\s*(?:"([^"]*)"|(-?\d+(?:\.\d+)?|true|false)\b)'
                      r'|\b([A-Za-z_]+)="([^"]*)"')
+_VALUE_KEYS = frozenset({'state', 'value'})
+_OPENING = re.compile(r'"([A-Za-z_]+)"\s*:\s*\{$')  # the key of the object a brace opens
 _ELEMENT = re.compile(r'<([A-Za-z_]+)>([^<>]*)</\1>')  # XML: "<door>closed</door>"
 _TAG = re.compile(r'^\s*\[[^\[\]]*\]\s*')  # "[seg] towel", "[INFO] [nav2]"
 # Lines of their own (YAML, a multi-line entry) are fields too.
@@ -120,7 +122,13 @@ def _unbracket(match: re.Match[str]) -> str:
 
 def split_fields(text: str) -> Iterator[Field]:
     """(key or None, value) of each field of a record, in order; boxes and coordinates dropped."""
-    for json_key, json_value, json_number, xml_key, xml_value in _QUOTED.findall(text):
+    for quoted in _QUOTED.finditer(text):
+        json_key, json_value, json_number, xml_key, xml_value = quoted.groups()
+        if json_key in _VALUE_KEYS:
+            # '"old_state": {"state": "off"}': the value is the side of the change that holds it.
+            holder = _OPENING.search(text, 0, _opening(text, quoted.start()) + 1)
+            json_key = holder.group(1) if holder and role_key(holder.group(1)) in {'from', 'to', 'state'} \
+                else json_key
         yield (json_key or xml_key), (json_value or json_number or xml_value)
     for tag, inner in _ELEMENT.findall(text):  # "<state>running</state>"
         yield tag, inner.strip()
@@ -142,3 +150,16 @@ def split_fields(text: str) -> Iterator[Field]:
                 yield None, head
         for pair in pairs:
             yield pair.group(1), pair.group(2).strip().strip('"\'')
+
+
+def _opening(text: str, at: int) -> int:
+    """Where the innermost JSON object holding position ``at`` opens (-1: none)."""
+    depth = 0
+    for i in range(at - 1, -1, -1):
+        if text[i] == '}':
+            depth += 1
+        elif text[i] == '{':
+            if depth == 0:
+                return i
+            depth -= 1
+    return -1

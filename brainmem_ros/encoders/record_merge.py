@@ -22,6 +22,7 @@ PROCESS_STATES = frozenset({'done', 'ok', 'fine', 'nominal', 'success', 'succeed
 # A name as the parser may wrongly make one of a record ("vlm diff(prev = t0", "| room temp").
 _CLEAN_NAME = re.compile(r"^[\w' -]+$")
 _MARKS = re.compile(r'[|={}<>\[\]]')
+_JSON_OBJECT = re.compile(r'^\s*\{.*\}\s*$', re.DOTALL)
 # The keys of a record's fields ("entity_id=", "\"new_state\":"), which name no thing or value.
 _KEYS = re.compile(r'\b([A-Za-z_]\w*)\s*=|"([A-Za-z_]\w*)"\s*:')
 
@@ -34,8 +35,12 @@ def merged(text: str, records: list[StateChange], parsed: tuple[StateChange, ...
     its thing's name or its value holds a record's punctuation or is a field's key
     ("entity_id=... new_state=off" places no "entity id" at a "new state"), when it reads a
     confidence as a level ("Conf: 93%", "blender (87%)"), or a task's progress as a thing's
-    state ("sweep done") in a record. The last change of a thing's attribute wins.
+    state ("sweep done") in a record. A record that is one JSON object says all it says in
+    its fields (and its prose in quotes): the parse of its punctuation adds nothing ('"data":
+    {...}' read as a "datum" switched off). The last change of a thing's attribute wins.
     """
+    if _JSON_OBJECT.match(text):
+        parsed = ()
     said = {(c.object, c.attribute) for c in records}
     values = {(c.attribute, c.after) for c in records}
     # A bracketed number after a thing the record reports is its detection's confidence
