@@ -918,3 +918,14 @@ def test_a_pet_named_like_a_thing_is_still_a_name(x: SpacyExtractor) -> None:
     # "Biscuit" is a food, but a title-cased name of no appliance or furniture is someone's.
     text = 'Biscuit pulled the tennis ball out of the basket and ran off with it into the garden.'
     assert StateChange('tennis ball', 'location', 'basket', 'garden') in _changes(x, text)
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    # A degree sign is read as "degrees": the tagger took "°" for a number or a quote, and
+    # every such reading or setting was lost.
+    ('The fridge is at 4 °C.', StateChange('fridge', 'level', '', '4 degrees')),
+    ('Thermostat set to 21°C', StateChange('thermostat', 'setting', '', '21 degrees')),
+    ('I set the oven to 200°C.', StateChange('oven', 'setting', '', '200 degrees')),
+])
+def test_degree_signs(x: SpacyExtractor, text: str, change: StateChange) -> None:
+    assert change in _changes(x, text)

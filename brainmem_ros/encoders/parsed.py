@@ -254,6 +254,7 @@ _SHOUTED = re.compile(r'\b[A-Z]{2,}\b')
 # A signed number after "at"/"to": the tagger reads its sign as punctuation and the parse
 # ends the sentence there ("The freezer is at -18 degrees"); "minus 18" parses as a number.
 _SIGN_AFTER_PREP = re.compile(r'(?<=\b(?:at|to|At|To) )[-\u2212](?=\d)')
+_DEGREE_SIGN = re.compile(r'(\d)\s?[°º]\s?(?:[CF]\b)?')
 
 
 # "'s" before a place or a participle is "is" ("Laptop's charging on the bench"); a possessive
@@ -286,6 +287,7 @@ def _calm(text: str) -> str:
     after "at"/"to" written out ("at minus 18 degrees"), which :mod:`reading_states` reads back."""
     words = (state_words() | {'on', 'off'}) - {'ok'}  # "cameras OK" is a report, not a thing's state
     text = _SIGN_AFTER_PREP.sub('minus ', text)
+    text = _DEGREE_SIGN.sub(r'\1 degrees', text)  # "4 °C": the tagger reads "°" as a number or a quote
     text = _IS_CONTRACTED.sub(r'\1 is ', text)  # "my phone's on the couch": is, not a possessive
     text = _stated(words).sub(r'\1 is ', text)  # "my bottle's empty, I'll fill it"
     return _SHOUTED.sub(lambda m: m.group().lower() if m.group().lower() in words else m.group(), text)
