@@ -333,6 +333,11 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ('{"entity_id": "cover.garage_door", "new_state": {"state": "closed", "attributes": '
      '{"friendly_name": "Garage Door"}}, "old_state": {"state": "open"}}',
      {('garage door', 'state', 'closed')}),
+    # A device's name in quotes after its kind; a device's status changed to any word.
+    ("Switch 'Hallway Light' turned ON", {('hallway light', 'power', 'on')}),
+    ("Contact sensor 'Back Door' is OPEN", {('back door', 'state', 'open')}),
+    ("Device 'Dishwasher' status changed to 'Running'", {('dishwasher', 'state', 'running')}),
+    ('Kettle state changed to boiling', {('kettle', 'state', 'boiling')}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -32,7 +32,7 @@ from functools import lru_cache
 from brainmem_ros.encoders.lexicon import NOUN_TYPES, participle_states
 from brainmem_ros.encoders.log_commands import STEP_VERBS
 from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes, undone
-from brainmem_ros.encoders.reading_base import HELD, PARTIAL, POWER
+from brainmem_ros.encoders.reading_base import DEVICE_KINDS, HELD, PARTIAL, POWER
 from brainmem_ros.encoders.reading_measures import IN_PROGRESS
 from brainmem_ros.encoders.record_fields import (
     ASIDE,
@@ -63,7 +63,7 @@ _NO_VALUE = frozenset({'unavailable', 'unknown', 'none', 'null', 'nan', 'undefin
 
 # Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a bracket,
 # a word in capitals or a measure's key before its number ("temp 21 C"). Prose has none.
-_RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\w;\w|\b[A-Z]{2,}\b|'
+_RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\w;\w|\b[A-Z]{2,}\b|(?i:\bstat(?:e|us) changed to\b)|'
                      r'(?i:\b(?:temp|batt|battery|humidity)\s*[:=]?\s*[-+]?\d)|'
                      r'\b[a-z]{2,}(?:_[a-z]+)*\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|'  # "switch.garden_sprinkler"
                      rf'\b(?:{"|".join(sorted(ENTITY_DOMAINS))})\.[a-z][a-z0-9]*\b')  # "light.porch"
@@ -75,10 +75,8 @@ _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 # A field that denies or doubts what it names.
 _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
                      r'failed|unknown|searching|looking)\b', re.IGNORECASE)
-# Leading words with digits in them: time stamps, frame and track ids.
-_STAMPS = re.compile(r'^(?:\S*\d\S*\s+)+')
-# Fields within a field ("tag: thing: state") read at most this deep.
-_MAX_NESTING = 8
+_STAMPS = re.compile(r'^(?:\S*\d\S*\s+)+')  # leading words with digits: time stamps, frame and track ids
+_MAX_NESTING = 8  # fields within a field ("tag: thing: state") are read at most this deep
 # Words between a thing and its state in a telegraphic line: the state holds.
 _LINKING = frozenset({'left', 'still', 'now', 'is', 'was', 'are', 'were', 'remains', 'stays', 'kept',
                       'turned', 'switched', 'been'})
@@ -98,7 +96,7 @@ _SETTING_VALUE = re.compile(r'^[-+]?\d+(?:[.,]\d+)?\s?(?:%|°\s?[CF]?|[A-Za-z]{1
 # The domain of an entity id ("sensor." of "sensor.fridge_temperature").
 _DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')
 # A thing's state reported as a change: "lock.front_door changed from unlocked to locked".
-_CHANGED = re.compile(r'^(.+?)\s+(?:state\s+)?changed\s+(?:from\s+(\S+)\s+)?to\s+(\S+)', re.IGNORECASE)
+_CHANGED = re.compile(r'''(?i)^(.+?)\s+(?:stat\w*\s+)?changed\s+(?:from\s+(\S+)\s+)?to\s+['"]?([-+\w.]+)''')
 # Words after a thing that say its state is reported: "front_door state changed: closed -> open".
 _REPORTED = frozenset({'changed', 'change', 'changes', 'updated', 'update', 'is', 'now'})
 
@@ -378,7 +376,9 @@ class RecordReader(RecordNames):
                 and (thing := self.tail_thing(setting.group(1))):
             return [StateChange(thing, 'setting', '', setting.group(2))]
         if changed and (thing := self.tail_thing(changed.group(1))):
-            return self._state(thing, changed.group(3), keyed=entity_id(changed.group(1)))
+            # (Any word a device changed to is its state: "Dishwasher changed to Running".)
+            return self._state(thing, changed.group(3), keyed=entity_id(changed.group(1))
+                               or self._kind(thing) in DEVICE_KINDS)
         switched = _SWITCHED.match(value)
         if switched and (thing := self.tail_thing(switched.group(1))):
             return [StateChange(thing, 'power', '', switched.group(2).lower())]

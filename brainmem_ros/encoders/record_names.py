@@ -33,6 +33,8 @@ _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
 RECORD_PLACE_PREPS = (PLACE_PREPS - {'to', 'over'}) | {'next'}
 _LEADING = RECORD_PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'front', 'in'}
 # Device kinds that control another thing, which their name names.
+# A name in quotes after a word or two of its kind ("Switch 'Hallway Light'").
+_QUOTED_NAME = re.compile(r'''^(?:[A-Za-z]+\s+){1,2}['"]([^'"]+)['"]$''')
 _CONTROLS = frozenset({'switch', 'plug', 'outlet', 'relay', 'socket'})
 # Verbs of seeing before a thing's name ("found car_keys at=hallway_console").
 _SIGHTED = frozenset({'found', 'seen', 'saw', 'spotted', 'detected', 'located', 'observed', 'noticed'})
@@ -60,6 +62,9 @@ class RecordNames:
         call = CALL.match(text.strip())
         if call:
             return self.thing(call.group(1))
+        named = _QUOTED_NAME.match(text.strip())
+        if named and (thing := self.thing(named.group(1))):
+            return thing  # "Switch 'Hallway Light'", "Contact sensor 'Back Door'": the name
         words = text.split()
         while len(words) > 1 and not (words[0].isalpha() and not words[0].isupper()):
             words.pop(0)
