@@ -338,6 +338,11 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ("Contact sensor 'Back Door' is OPEN", {('back door', 'state', 'open')}),
     ("Device 'Dishwasher' status changed to 'Running'", {('dishwasher', 'state', 'running')}),
     ('Kettle state changed to boiling', {('kettle', 'state', 'boiling')}),
+    # A device's battery is its own, not the robot's; a dock's or an unknown tag's is the robot's.
+    ('vacuum.roborock battery=80', {('roborock vacuum battery', 'level', '80')}),
+    ('{"entity_id": "sensor.front_door", "battery": 45}', {('front door battery', 'level', '45')}),
+    ('turtlebot4: battery=54%', {('battery', 'level', '54 %')}),
+    ('vacuum_dock: battery=100%', {('battery', 'level', '100 %')}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -93,8 +93,7 @@ _ARRIVING = re.compile(r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:from\s+(.+?)\s+)?'
 _OPENINGS = frozenset({'door', 'window', 'gate', 'hatch', 'lid', 'shutter', 'skylight'})
 _SET = re.compile(r'^(.+?)\s+(?:was\s+)?set\s+to\s+(.+?)\s*$', re.IGNORECASE)
 _SETTING_VALUE = re.compile(r'^[-+]?\d+(?:[.,]\d+)?\s?(?:%|°\s?[CF]?|[A-Za-z]{1,8})?$')  # "19 degrees"
-# The domain of an entity id ("sensor." of "sensor.fridge_temperature").
-_DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')
+_DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')  # an entity id's domain: "sensor." of "sensor.fridge_temp"
 # A thing's state reported as a change: "lock.front_door changed from unlocked to locked".
 _CHANGED = re.compile(r'''(?i)^(.+?)\s+(?:stat\w*\s+)?changed\s+(?:from\s+(\S+)\s+)?to\s+['"]?([-+\w.]+)''')
 # Words after a thing that say its state is reported: "front_door state changed: closed -> open".
@@ -234,9 +233,10 @@ class RecordReader(RecordNames):
         """A battery level ("batt=54%", "battery=0.23 (23%)") or a thing's measure ("temp=96C")."""
         if key in BATTERY_KEYS:
             level = _PERCENT.search(value) or _READING.match(value.strip())
-            # Written as the parser writes a percentage ("87 %"), so both give one value.
-            return [StateChange('battery', 'level', '', ' '.join(level.group(0).replace('%', ' %').split()))
-                    ] if level else []
+            got = ' '.join(level.group(0).replace('%', ' %').split()) if level else ''  # as parsed: "87 %"
+            # A device's own battery ("vacuum.roborock battery=80"); else, or a dock's, the robot's.
+            own = holder if holder and self._kind(holder) in DEVICE_KINDS and holder[-4:] != 'dock' else ''
+            return [StateChange(f'{own} battery'.lstrip(), 'level', '', got)] if got else []
         if key in MEASURES and holder and _READING.match(value.strip()):
             return [StateChange(holder, MEASURES[key], '', value.strip())]
         if measured := self._measured(key, value):
