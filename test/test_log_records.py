@@ -343,6 +343,13 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ('{"entity_id": "sensor.front_door", "battery": 45}', {('front door battery', 'level', '45')}),
     ('turtlebot4: battery=54%', {('battery', 'level', '54 %')}),
     ('vacuum_dock: battery=100%', {('battery', 'level', '100 %')}),
+    # A message topic before its JSON payload names the thing; a contact sensor's magnet touches
+    # when the door is closed.
+    ("Zigbee2MQTT:info  2024-01-12 07:31:45: MQTT publish: topic 'zigbee2mqtt/kitchen_door', "
+     'payload \'{"contact":false,"battery":97}\'',
+     {('kitchen door', 'state', 'open'), ('kitchen door battery', 'level', '97')}),
+    ('MQTT publish: topic \'zigbee2mqtt/desk_lamp\', payload \'{"state":"ON"}\'',
+     {('desk lamp', 'power', 'on')}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -196,6 +196,8 @@ class RecordReader(RecordNames):
                 if thing:
                     place = self.place(rest) if self._place_field(rest) else ''
                     return thing, [StateChange(thing, 'location', '', place)] if place else []
+        if topic := self.topic_of(fields):  # "MQTT publish: topic 'zigbee2mqtt/desk_lamp', payload '{"
+            return topic, []
         # "vision;ice tray: empty; location: kitchen sink": a thing given with its state names it
         # before the source's bare word does.
         stated = next((t for k, v in fields if k is None and (pair := COLON.match(v))
@@ -231,6 +233,8 @@ class RecordReader(RecordNames):
 
     def _reading(self, key: str, value: str, holder: str) -> list[StateChange]:
         """A battery level ("batt=54%", "battery=0.23 (23%)") or a thing's measure ("temp=96C")."""
+        if key == 'contact' and holder and value.lower() in {'true', 'false'}:  # a door sensor's magnet
+            return [StateChange(holder, 'state', '', 'closed' if value.lower() == 'true' else 'open')]
         if key in BATTERY_KEYS:
             level = _PERCENT.search(value) or _READING.match(value.strip())
             got = ' '.join(level.group(0).replace('%', ' %').split()) if level else ''  # as parsed: "87 %"
@@ -322,15 +326,8 @@ class RecordReader(RecordNames):
         return self._telegraphic(value)
 
     def _topic(self, path: str, value: str) -> list[StateChange]:
-        """A message topic and its payload, "home/garage/door/state OPEN": the thing is the
-        topic's last level (after a state key), named with the level before it (its room)."""
-        levels = [p for p in path.strip('/').split('/') if p]
-        if levels and role_key(levels[-1]) in STATE_KEYS:
-            levels.pop()
-        if not levels:
-            return []
-        thing = self.tail_thing(' '.join(levels[-2:]).replace('_', ' ')) \
-            or self.tail_thing(levels[-1].replace('_', ' '))
+        """A message topic and its payload: "home/garage/door/state OPEN"."""
+        thing = self.topic_thing(path)
         return self._state(thing, value) if thing else []
 
     def _transition(self, left: str, right: str) -> list[StateChange]:

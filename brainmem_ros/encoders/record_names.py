@@ -10,10 +10,11 @@ names a thing) and which is neither an abstract word, a state word nor a part of
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
 from brainmem_ros.encoders.reading_base import LOG_LEVELS, PLACE_PREPS
-from brainmem_ros.encoders.record_fields import ASIDE, CONFIDENCE
+from brainmem_ros.encoders.record_fields import ASIDE, CONFIDENCE, STATE_KEYS, role_key
 from brainmem_ros.memory.types import normalise_name
 
 CALL = re.compile(r'^\w+\(([^()]+)\)$')  # "pick(mug)", "cls_door(elevator 1)"
@@ -33,6 +34,8 @@ _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
 RECORD_PLACE_PREPS = (PLACE_PREPS - {'to', 'over'}) | {'next'}
 _LEADING = RECORD_PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'front', 'in'}
 # Device kinds that control another thing, which their name names.
+# A message topic at the end of a field, quoted or before its payload's brace.
+_TOPIC = re.compile(r'''['"]?([\w-]+(?:/[\w-]+)+)['"]?\s*\{?$''')
 # A name in quotes after a word or two of its kind ("Switch 'Hallway Light'").
 _QUOTED_NAME = re.compile(r'''^(?:[A-Za-z]+\s+){1,2}['"]([^'"]+)['"]$''')
 _CONTROLS = frozenset({'switch', 'plug', 'outlet', 'relay', 'socket'})
@@ -54,6 +57,23 @@ class RecordNames:
         self.stop = stop
         self.states = states
         self.self_vocab = self_vocab
+
+    def topic_of(self, fields: Iterable[tuple[str | None, str]]) -> str:
+        """The thing named by a message topic at the end of a field with no key (a payload
+        follows: "MQTT publish: topic 'zigbee2mqtt/desk_lamp', payload '{...}'"), or ''."""
+        paths = (m[1] for k, v in fields if k is None and (m := _TOPIC.search(v)))
+        return next((t for p in paths if (t := self.topic_thing(p))), '')
+
+    def topic_thing(self, path: str) -> str:
+        """The thing a message topic names ("home/garage/door/state"): its last level (after a
+        state key), named with the level before it (its room)."""
+        levels = [p for p in path.strip('/').split('/') if p]
+        if levels and role_key(levels[-1]) in STATE_KEYS:
+            levels.pop()
+        if not levels:
+            return ''
+        return self.tail_thing(' '.join(levels[-2:]).replace('_', ' ')) \
+            or self.tail_thing(levels[-1].replace('_', ' '))
 
     def tail_thing(self, text: str) -> str:
         """The thing ``text`` names after a software tag ("DRAWER-CLS left drawer" -> left
