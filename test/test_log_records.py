@@ -120,7 +120,7 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('call_service domain=light service=turn_off target=light.porch', {('porch light', 'power', 'off')}),
     # Lines of their own are fields (YAML); a time stamp before a device; a detector's "cls".
     ('sensor: window_contact\nroom: bedroom\nname: bedroom_window\nstate: closed',
-     {('bedroom window', 'state', 'closed'), ('window contact', 'location', 'bedroom')}),
+     {('bedroom window', 'state', 'closed'), ('window', 'location', 'bedroom')}),  # (its contact's room)
     ('2024-06-01T07:10:03Z cover.garage_door state=closed', {('garage door', 'state', 'closed')}),
     ('frame=1021 cls=teddy_bear bbox=[212,340,388,510] score=0.94 room=nursery surface=crib',
      {('teddy bear', 'location', 'crib')}),
@@ -350,6 +350,13 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
      {('kitchen door', 'state', 'open'), ('kitchen door battery', 'level', '97')}),
     ('MQTT publish: topic \'zigbee2mqtt/desk_lamp\', payload \'{"state":"ON"}\'',
      {('desk lamp', 'power', 'on')}),
+    # openHAB's item names: words run together, a sensor named after what it watches.
+    ("[openhab.event.ItemStateChangedEvent] - Item 'FrontDoor_Contact' changed from CLOSED to OPEN",
+     {('front door', 'state', 'open')}),
+    ("[openhab.event.ItemStateChangedEvent] - Item 'LivingRoom_Temperature' changed from 20.5 to 21.0",
+     {('living room', 'temperature', '21.0')}),
+    # A thing attached to the robot's gripper is held.
+    ("[pick_place]: Object 'blue_cup' attached to gripper", {('blue cup', 'location', HELD)}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

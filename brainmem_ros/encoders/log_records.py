@@ -55,7 +55,7 @@ from brainmem_ros.encoders.record_fields import (
 from brainmem_ros.encoders.record_merge import PROCESS_STATES
 from brainmem_ros.encoders.record_names import ENTITY_DOMAINS, RECORD_PLACE_PREPS, RecordNames, entity_id
 from brainmem_ros.memory.entity_names import entity_key
-from brainmem_ros.memory.types import StateChange
+from brainmem_ros.memory.types import StateChange, normalise_name
 
 _CYCLE = PROCESS_STATES | frozenset(IN_PROGRESS.values())  # an appliance's: "finished", "running"
 # What software writes where it has no value: no state of the thing.
@@ -253,7 +253,7 @@ class RecordReader(RecordNames):
     def _measured(self, name: str, value: str) -> list[StateChange]:
         """A reading of the thing a name's last word measures: "fridge_temp=5.2C",
         "sensor.fridge_temperature: 4.2 °C" (the fridge's temperature)."""
-        dotted = _DOMAIN.sub('', name.strip())
+        dotted = _DOMAIN.sub('', self.unquoted(name).strip())  # (and "Item 'LivingRoom_Temperature'")
         thing, _, measure = dotted.replace(' ', '_').rpartition('_')
         if measure.lower() not in MEASURES or not _READING.match(value.strip()):
             return []
@@ -382,6 +382,8 @@ class RecordReader(RecordNames):
         arriving = _ARRIVING.match(value)
         if arriving and arriving.group(2).lower() not in self.states:
             thing, place = self.tail_thing(arriving.group(1)), self.place(arriving.group(4))
+            if arriving[2].lower() == 'attached' and normalise_name(arriving[4]) in self.self_vocab:
+                place = HELD  # "Object 'blue_cup' attached to gripper"
             if thing and place:
                 return [StateChange(thing, 'location', self.place(arriving.group(3) or ''), place)]
         if len(words) >= 3:

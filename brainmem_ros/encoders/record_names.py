@@ -38,6 +38,8 @@ _LEADING = RECORD_PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'fr
 _TOPIC = re.compile(r'''['"]?([\w-]+(?:/[\w-]+)+)['"]?\s*\{?$''')
 # A name in quotes after a word or two of its kind ("Switch 'Hallway Light'").
 _QUOTED_NAME = re.compile(r'''^(?:[A-Za-z]+\s+){1,2}['"]([^'"]+)['"]$''')
+_CAMEL = re.compile(r'(?<=[a-z])(?=[A-Z][a-z])')
+_WATCHING = frozenset({'contact', 'sensor'})  # a sensor named after what it watches
 _CONTROLS = frozenset({'switch', 'plug', 'outlet', 'relay', 'socket'})
 # Verbs of seeing before a thing's name ("found car_keys at=hallway_console").
 _SIGHTED = frozenset({'found', 'seen', 'saw', 'spotted', 'detected', 'located', 'observed', 'noticed'})
@@ -57,6 +59,12 @@ class RecordNames:
         self.stop = stop
         self.states = states
         self.self_vocab = self_vocab
+
+    @staticmethod
+    def unquoted(text: str) -> str:
+        """The name in quotes after a word or two of its kind ("Item 'Kitchen_Light'"), else ``text``."""
+        named = _QUOTED_NAME.match(text.strip())
+        return named.group(1) if named else text
 
     def topic_of(self, fields: Iterable[tuple[str | None, str]]) -> str:
         """The thing named by a message topic at the end of a field with no key (a payload
@@ -82,8 +90,8 @@ class RecordNames:
         call = CALL.match(text.strip())
         if call:
             return self.thing(call.group(1))
-        named = _QUOTED_NAME.match(text.strip())
-        if named and (thing := self.thing(named.group(1))):
+        named = self.unquoted(text)
+        if named != text and (thing := self.thing(named)):
             return thing  # "Switch 'Hallway Light'", "Contact sensor 'Back Door'": the name
         words = text.split()
         while len(words) > 1 and not (words[0].isalpha() and not words[0].isupper()):
@@ -118,8 +126,12 @@ class RecordNames:
         if len(watched) == 2 and watched[0].lower().endswith('_sensor') \
                 and NOUN_TYPES.get(watched[1].rsplit('_', 1)[-1].lower()) not in (None, 'place'):
             text = watched[1]  # "door_sensor front_door": the door the sensor watches
+        if ' ' not in text:
+            text = _CAMEL.sub(' ', text)  # "FrontDoor_Contact", "LivingRoom"
         words = [w.strip('\'"#.,') for w in text.replace('_', ' ').split()]
         words = [w for w in words if w]
+        if len(words) > 1 and words[-1].lower() in _WATCHING and NOUN_TYPES.get(words[-2].lower()):
+            words.pop()  # "front door contact", "window sensor": the thing watched
         while words and CONFIDENCE.match(words[-1]):
             words.pop()
         while len(words) > 1 and (words[0].lower() in _SIGHTED or words[0] in LOG_LEVELS):
