@@ -929,3 +929,18 @@ def test_a_pet_named_like_a_thing_is_still_a_name(x: SpacyExtractor) -> None:
 ])
 def test_degree_signs(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # A present tense that narrates (a caption, a video's narration) did what it says.
+    ('#C C opens the fridge', {StateChange('fridge', 'state', '', 'open')}),
+    ('A woman opens the refrigerator.', {StateChange('refrigerator', 'state', '', 'open')}),
+    ('The robot turns off the lamp.', {StateChange('lamp', 'power', '', 'off')}),
+    # Not a habit, a condition or a question.
+    ('She always closes the door.', set()),
+    ('He closes the door every morning.', set()),
+    ('If she opens the door, the cat escapes.', set()),
+    ('Who opens the door?', set()),
+])
+def test_narrated_present(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
+    assert _changes(x, text) == changes

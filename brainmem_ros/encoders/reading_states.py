@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 # Verbs of switching a thing on or off ("a lamp switched on").
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip', 'click', 'shut', 'cut'})
+_HABITUAL = frozenset({'always', 'usually', 'often', 'sometimes', 'never', 'rarely', 'normally', 'generally',
+                       'typically', 'regularly', 'seldom', 'occasionally'})
 _CHANGING = frozenset({'change', 'switch'})  # "changed to idle"
 # Verbs of moving a thing into a state ("drawn closed", "slid shut", "swung open").
 _MOTIONS = frozenset({'draw', 'slide', 'swing', 'push', 'pull', 'blow', 'kick', 'slam', 'bang', 'roll',
@@ -231,6 +233,15 @@ class StateReading(PlaceReading):
                       for t in things if not is_person(t)]
         return found
 
+    @staticmethod
+    def _narrated(tok: Token) -> bool:
+        """A present tense that narrates what happens, as a caption or a video's narration
+        does ("#C C opens the fridge", "A woman closes the drawer"); not a habit ("always",
+        "every morning")."""
+        return tok.tag_ == 'VBZ' and not any(
+            c.lower_ in _HABITUAL or any(g.lower_ in {'every', 'each'} for g in c.children)
+            for c in tok.children if c.dep_ in {'advmod', 'npadvmod'})
+
     def _subjects_of_state(self, tok: Token, names: dict[int, str]) -> list[str]:
         """The things state word ``tok`` is said of: one, or those listed as its subject ("Both
         the kettle and the toaster are unplugged")."""
@@ -302,7 +313,8 @@ class StateReading(PlaceReading):
             # "is plugged in but switched off": a passive's subject, shared by its joined verbs.
             passive = tok.head if tok.dep_ == 'conj' else tok
             objects = self._things([c for c in passive.children if c.dep_ == 'nsubjpass'], names)
-        if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB' and not self._doing(tok)):
+        if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB' and not self._doing(tok)
+                           and not self._narrated(tok)):
             return []
         lemma, word = self._verb_lemma(tok), tok.lower_
         particle = next((c.lower_ for c in particles), '')
