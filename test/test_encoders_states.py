@@ -936,7 +936,11 @@ def test_degree_signs(x: SpacyExtractor, text: str, change: StateChange) -> None
     ('#C C opens the fridge', {StateChange('fridge', 'state', '', 'open')}),
     ('A woman opens the refrigerator.', {StateChange('refrigerator', 'state', '', 'open')}),
     ('The robot turns off the lamp.', {StateChange('lamp', 'power', '', 'off')}),
-    # Not a habit, a condition or a question.
+    ('#C C closes the drawer', {StateChange('drawer', 'state', '', 'closed')}),
+    ('#C C picks a cup from the table', {StateChange('cup', 'location', 'table', HELD)}),
+    # Not a habit, a condition or a question; nor what a thing is looked at from.
+    ('The cat watches the door from the rug.', set()),
+    ('She always takes the keys from the hook.', set()),
     ('She always closes the door.', set()),
     ('He closes the door every morning.', set()),
     ('If she opens the door, the cat escapes.', set()),

@@ -319,6 +319,8 @@ def sided(tok: Token) -> bool:
 
 
 DEVICE_KINDS = frozenset({'appliance', 'furniture'})
+_HABITUAL = frozenset({'always', 'usually', 'often', 'sometimes', 'never', 'rarely', 'normally', 'generally',
+                       'typically', 'regularly', 'seldom', 'occasionally'})
 
 
 def is_person(tok: Token) -> bool:
@@ -332,6 +334,14 @@ def is_person(tok: Token) -> bool:
     if kind is None:  # "Washing Machine"
         kind = NOUN_TYPES.get(' '.join([*(c.lower_ for c in tok.lefts if c.dep_ == 'compound'), lemma]))
     return kind not in DEVICE_KINDS
+
+
+def narrated(tok: Token) -> bool:
+    """A present tense that narrates what happens, as a caption or a video's narration does
+    ("#C C opens the fridge", "A woman closes the drawer"); not a habit ("always", "every day")."""
+    return tok.tag_ == 'VBZ' and not any(
+        c.lower_ in _HABITUAL or any(g.lower_ in {'every', 'each'} for g in c.children)
+        for c in tok.children if c.dep_ in {'advmod', 'npadvmod'})
 
 
 def indefinite(tok: Token) -> bool:

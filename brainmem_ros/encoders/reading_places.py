@@ -21,6 +21,7 @@ from brainmem_ros.encoders.reading_base import (
     has_object,
     indefinite,
     is_person,
+    narrated,
 )
 from brainmem_ros.encoders.reading_measures import LEFT_DOING, MeasureReading
 from brainmem_ros.encoders.reading_scenes import HANGING, SCENE_PREPS
@@ -115,6 +116,7 @@ class PlaceReading(MeasureReading):
             return []  # "while carrying it to the sink": under way, not done
         done = tok.tag_ in {'VBD', 'VBN'} or tok.i in self.as_verb or (
             tok.tag_ == 'VB' and self._inflected(tok))
+        taken = narrated(tok) and self._verb_lemma(tok) in _TOOK  # "C picks a cup from the table"
         preps = [c for c in tok.children if c.dep_ in {'prep', 'dative'}]  # "gave the drill to Hannah"
         # "next to", "close to"; "left the umbrella drying in the tub"
         # (or read as a clause of "left": "left the tap running in the bathroom")
@@ -192,7 +194,7 @@ class PlaceReading(MeasureReading):
                 continue  # "the printer is low on ink", "running short on milk": what it lacks
             if not transitive and not copula and word not in RESTING_PREPS:
                 continue  # "looked at the table", "talked to Anna": no place of the subject
-            if word == 'from' and not done and goal is None:
+            if word == 'from' and not (done or taken) and goal is None:
                 continue  # "watches the door from the rug", "a tower out of blocks"
             destination = destination or word in PLACE_PREPS
             target = self._place_of(prep, names) or self._gripped(prep, word)
@@ -211,6 +213,7 @@ class PlaceReading(MeasureReading):
             after = next((t.lower_ for t in self._clause(tok)
                           if t.dep_ == 'advmod' and t.lower_ in DIRECTIONS), '')
         gripping = self._doing(tok) and self._verb_lemma(tok) in _TAKING_GRIP  # "I'm borrowing the key"
+        gripping = gripping or taken
         if not after and transitive and (done or gripping) and not destination \
                 and (before or self._taking(tok)) and self._verb_lemma(tok) not in _SHIFTING:
             after = self.speaker if self._said_by_speaker(tok) else HELD  # "Dana: I grabbed my phone"

@@ -22,6 +22,7 @@ from brainmem_ros.encoders.reading_base import (
     has_object,
     indefinite,
     is_person,
+    narrated,
 )
 from brainmem_ros.encoders.reading_measures import IN_PROGRESS, STARTING
 from brainmem_ros.encoders.reading_places import PlaceReading
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
 # Verbs of switching a thing on or off ("a lamp switched on").
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip', 'click', 'shut', 'cut'})
-_HABITUAL = frozenset({'always', 'usually', 'often', 'sometimes', 'never', 'rarely', 'normally', 'generally',
-                       'typically', 'regularly', 'seldom', 'occasionally'})
 _CHANGING = frozenset({'change', 'switch'})  # "changed to idle"
 # Verbs of moving a thing into a state ("drawn closed", "slid shut", "swung open").
 _MOTIONS = frozenset({'draw', 'slide', 'swing', 'push', 'pull', 'blow', 'kick', 'slam', 'bang', 'roll',
@@ -233,15 +232,6 @@ class StateReading(PlaceReading):
                       for t in things if not is_person(t)]
         return found
 
-    @staticmethod
-    def _narrated(tok: Token) -> bool:
-        """A present tense that narrates what happens, as a caption or a video's narration
-        does ("#C C opens the fridge", "A woman closes the drawer"); not a habit ("always",
-        "every morning")."""
-        return tok.tag_ == 'VBZ' and not any(
-            c.lower_ in _HABITUAL or any(g.lower_ in {'every', 'each'} for g in c.children)
-            for c in tok.children if c.dep_ in {'advmod', 'npadvmod'})
-
     def _subjects_of_state(self, tok: Token, names: dict[int, str]) -> list[str]:
         """The things state word ``tok`` is said of: one, or those listed as its subject ("Both
         the kettle and the toaster are unplugged")."""
@@ -314,7 +304,7 @@ class StateReading(PlaceReading):
             passive = tok.head if tok.dep_ == 'conj' else tok
             objects = self._things([c for c in passive.children if c.dep_ == 'nsubjpass'], names)
         if not objects or (tok.tag_ not in {'VBD', 'VBN'} and tok.pos_ == 'VERB' and not self._doing(tok)
-                           and not self._narrated(tok)):
+                           and not narrated(tok)):
             return []
         lemma, word = self._verb_lemma(tok), tok.lower_
         particle = next((c.lower_ for c in particles), '')
@@ -334,12 +324,13 @@ class StateReading(PlaceReading):
             attribute, value = 'state', _BREAKING[lemma]
         elif tok.tag_ == 'VBG' and lemma in IN_PROGRESS:
             attribute, value = 'state', IN_PROGRESS[lemma]  # "I'm charging the phone": not charged yet
-        elif tok.tag_ == 'VBG' and (done := next((f for f in (lemma + 'd', lemma + 'ed')
+        elif (tok.tag_ == 'VBG' or narrated(tok)) and (done := next((f for f in (lemma + 'd', lemma + 'ed')
                                                   if f in self.states), '')):
-            attribute, value = 'state', done  # "closing the door": closed
+            attribute, value = 'state', done  # "closing the door", "C closes the drawer": closed
         elif word in self.states and word not in POWER:
             attribute, value = 'state', self._as_state(tok)
-        elif tok.tag_ in {'VBD', 'VBN'} and (value := VERB_RESULT_STATES.get(lemma, '')) in self.states:
+        elif (tok.tag_ in {'VBD', 'VBN'} or narrated(tok)) and (value := VERB_RESULT_STATES.get(lemma, '')) \
+                in self.states:
             attribute = 'state'  # "wiped the table", "refilled the kettle": clean, full
         else:
             return []
