@@ -902,6 +902,12 @@ def test_an_initial_stays_an_initial(x: SpacyExtractor) -> None:
     ('Washing Machine changed to Idle', {StateChange('washing machine', 'state', '', 'idle')}),
     ('The garage door changed to closed.', {StateChange('garage door', 'state', '', 'closed')}),
     ('I switched the TV to standby.', {StateChange('tv', 'state', '', 'standby')}),
+    ('Front Door Lock changed to Unlocked', {StateChange('front door lock', 'state', '', 'unlocked')}),
+    # A device that began doing something is at it; a person is in no state.
+    ('Robot vacuum started cleaning', {StateChange('robot vacuum', 'state', '', 'cleaning')}),
+    ('The kettle started boiling.', {StateChange('kettle', 'state', '', 'boiling')}),
+    ('Tom started cleaning the kitchen.', set()),
+    ('The dishwasher never started running.', set()),
     # Not a state: a purpose, a channel, a thing that is no device, a person, a name of a pet.
     ('I switched the TV to watch the news.', set()),
     ('I switched the TV to channel 5.', set()),

@@ -331,9 +331,10 @@ def is_person(tok: Token) -> bool:
     kind = NOUN_TYPES.get(lemma)
     if tok.pos_ != 'PROPN':
         return kind == 'person'
-    if kind is None:  # "Washing Machine"
-        kind = NOUN_TYPES.get(' '.join([*(c.lower_ for c in tok.lefts if c.dep_ == 'compound'), lemma]))
-    return kind not in DEVICE_KINDS
+    parts = [c.lower_ for c in tok.lefts if c.dep_ == 'compound']
+    # "Washing Machine"; "Front Door Lock", the lock of a device
+    kinds = {kind, NOUN_TYPES.get(' '.join([*parts, lemma])), *(NOUN_TYPES.get(w) for w in parts)}
+    return not kinds & DEVICE_KINDS
 
 
 def narrated(tok: Token) -> bool:

@@ -42,6 +42,7 @@ _MODE_NOUNS = frozenset({'mode', 'cycle', 'wash', 'programme', 'program', 'setti
 _ON_STATES = {'charge': 'charging', 'standby': 'standby'}
 #: Verbs of starting an appliance ("started the dishwasher": running), on a programme or not.
 STARTING = frozenset({'start', 'run'})
+_BEGINNING = frozenset({'start', 'begin'})
 
 # What only a device that is on does: "a television showing a football match", "a floor lamp
 # glowing in the corner".
@@ -86,15 +87,21 @@ class MeasureReading(SceneReading):
             done = tok.tag_ == 'VBD' or (tok.tag_ == 'VBN' and any(c.lemma_ == 'have' for c in tok.children))
             under_way = IN_PROGRESS.get(lemma, '') if tok.tag_ == 'VBG' else (_DONE.get(lemma, '') if done
                                                                             else '')
+            # "The robot vacuum started cleaning": a device that began doing something is at it.
+            begun = tok.tag_ == 'VBG' and tok.dep_ == 'xcomp' and tok.head.tag_ == 'VBD' \
+                and tok.head.lemma_.lower() in _BEGINNING
+            under_way = under_way or (tok.lower_ if begun else '')
             working = lemma in WORKING and tok.tag_ in {'VBG', 'VBZ', 'VBP'}
-            if not (working or under_way) or self._negated(tok) or self._asked(tok) or self._unreal(tok):
+            if not (working or under_way) or self._negated(tok) or self._asked(tok) or self._unreal(tok) \
+                    or (begun and (self._negated(tok.head) or self._unreal(tok.head))):
                 continue
             if under_way and any(c.dep_ in {'advmod', 'acomp', 'oprd', 'prt', 'prep'} and c.i == tok.i + 1
                                  and c.lower_ in _RUNNING_SHORT for c in tok.children):
                 continue  # "the fridge is running low on milk", "running out of coffee": not at work
             # (Its own subject first: "Javier: The tablet is charging" hangs the verb on the speaker.)
             # ("it's charging now": the thing "it" stands for.)
-            things = self._things([c for c in tok.children if c.dep_ == 'nsubj'], names) or (
+            subject = tok.head if begun else tok
+            things = self._things([c for c in subject.children if c.dep_ == 'nsubj'], names) or (
                 [tok.head] if tok.dep_ == 'acl' else []) or self._left_doing(tok, names)
             found += [StateChange(names[t.i], 'state', '', under_way) if under_way
                       else StateChange(names[t.i], 'power', '', 'on') for t in things
