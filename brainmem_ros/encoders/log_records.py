@@ -232,7 +232,8 @@ class RecordReader(RecordNames):
         return bool(words) and words[0].lower() in RECORD_PLACE_PREPS and bool(self.place(value))
 
     def _reading(self, key: str, value: str, holder: str) -> list[StateChange]:
-        """A battery level ("batt=54%", "battery=0.23 (23%)") or a thing's measure ("temp=96C")."""
+        """A battery level ("batt=54%", "battery=0.23 (23%)"), a thing's measure ("temp=96C") or
+        a contact sensor's reading."""
         if key == 'contact' and holder and value.lower() in {'true', 'false'}:  # a door sensor's magnet
             return [StateChange(holder, 'state', '', 'closed' if value.lower() == 'true' else 'open')]
         if key in BATTERY_KEYS:

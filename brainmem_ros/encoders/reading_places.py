@@ -212,8 +212,7 @@ class PlaceReading(MeasureReading):
             # "moved the plant from the balcony inside": somewhere it was taken, not held.
             after = next((t.lower_ for t in self._clause(tok)
                           if t.dep_ == 'advmod' and t.lower_ in DIRECTIONS), '')
-        gripping = self._doing(tok) and self._verb_lemma(tok) in _TAKING_GRIP  # "I'm borrowing the key"
-        gripping = gripping or taken
+        gripping = taken or (self._doing(tok) and self._verb_lemma(tok) in _TAKING_GRIP)  # "I'm borrowing it"
         if not after and transitive and (done or gripping) and not destination \
                 and (before or self._taking(tok)) and self._verb_lemma(tok) not in _SHIFTING:
             after = self.speaker if self._said_by_speaker(tok) else HELD  # "Dana: I grabbed my phone"

@@ -33,13 +33,13 @@ _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
 #: Prepositions of place a record writes before a place ("on", "next"...).
 RECORD_PLACE_PREPS = (PLACE_PREPS - {'to', 'over'}) | {'next'}
 _LEADING = RECORD_PLACE_PREPS | {'a', 'an', 'the', 'its', 'to', 'of', 'top', 'front', 'in'}
-# Device kinds that control another thing, which their name names.
 # A message topic at the end of a field, quoted or before its payload's brace.
 _TOPIC = re.compile(r'''['"]?([\w-]+(?:/[\w-]+)+)['"]?\s*\{?$''')
 # A name in quotes after a word or two of its kind ("Switch 'Hallway Light'").
 _QUOTED_NAME = re.compile(r'''^(?:[A-Za-z]+\s+){1,2}['"]([^'"]+)['"]$''')
-_CAMEL = re.compile(r'(?<=[a-z])(?=[A-Z][a-z])')
+_CAMEL = re.compile(r'(?<=[a-z])(?=[A-Z][a-z])')  # words run together: "LivingRoom"
 _WATCHING = frozenset({'contact', 'sensor'})  # a sensor named after what it watches
+# Device kinds that control another thing, which their name names.
 _CONTROLS = frozenset({'switch', 'plug', 'outlet', 'relay', 'socket'})
 # Verbs of seeing before a thing's name ("found car_keys at=hallway_console").
 _SIGHTED = frozenset({'found', 'seen', 'saw', 'spotted', 'detected', 'located', 'observed', 'noticed'})
