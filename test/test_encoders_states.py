@@ -954,3 +954,14 @@ def test_degree_signs(x: SpacyExtractor, text: str, change: StateChange) -> None
 ])
 def test_narrated_present(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # "its" in a caption's fragment is the thing's: a part, in the state said, not kept at it.
+    ('a refrigerator with its door open in a kitchen',
+     {StateChange('refrigerator door', 'state', '', 'open'),
+      StateChange('refrigerator', 'location', '', 'kitchen')}),
+    ('There is a fridge with its door open.', {StateChange('fridge door', 'state', '', 'open')}),
+])
+def test_a_part_of_a_captions_thing(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
+    assert _changes(x, text) == changes

@@ -124,7 +124,8 @@ class SceneReading(MentionReading):
                     # "a man with a dog in the garden": who is with a person is where they are.
                     found += [] if own else self._resting(self._things([shown], names) + held, held, names)
                     continue
-                found += [StateChange(names[h.i], 'location', '', names[shown.i]) for h in held]
+                found += [StateChange(names[h.i], 'location', '', names[shown.i])
+                          for h in held if not _a_part(h)]
                 if held and not own:
                     found += self._resting(self._things([shown], names), held, names)
         return found
@@ -158,7 +159,7 @@ class SceneReading(MentionReading):
             # Each where its own phrase or participle says ("a kettle on the stove and a bowl on
             # the counter", "a red kettle sitting on the stove"), else in the scene's thing: "a
             # bed and a lamp on a nightstand" puts only the lamp there.
-            for h in held:
+            for h in (h for h in held if not _a_part(h)):
                 hangers = [h, *(c for c in h.children if c.dep_ == 'acl' and c.tag_ in _PARTICIPLES), *verbs]
                 found += self._resting([h], hangers, names) or [
                     StateChange(names[h.i], 'location', '', names[owner.i])]
@@ -246,3 +247,8 @@ class SceneReading(MentionReading):
                     if got is not None:
                         return names[got.i]
         return ''
+
+
+def _a_part(tok: Token) -> bool:
+    """"a refrigerator with its door open": a part of the thing, not a thing kept at it."""
+    return any(c.dep_ == 'poss' and c.lower_ == 'its' for c in tok.children)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 # Verbs of switching a thing on or off ("a lamp switched on").
 _SWITCHING = frozenset({'switch', 'turn', 'power', 'flip', 'click', 'shut', 'cut'})
 _CHANGING = frozenset({'change', 'switch'})  # "changed to idle"
+_OWNERS = frozenset({'nsubj', 'nsubjpass', 'dobj', 'attr', 'ROOT'})  # what "its" may refer to
 # Verbs of moving a thing into a state ("drawn closed", "slid shut", "swung open").
 _MOTIONS = frozenset({'draw', 'slide', 'swing', 'push', 'pull', 'blow', 'kick', 'slam', 'bang', 'roll',
                       'fling'})
@@ -169,10 +170,11 @@ class StateReading(PlaceReading):
             self.heads[word.i] = word.i
 
     def _name_parts(self, names: dict[int, str]) -> None:
-        """"its door" after "the washer": the washer door (a part is named by its thing)."""
+        """"its door" after "the washer": the washer door (a part is named by its thing; also in
+        a caption's fragment, "a refrigerator with its door open")."""
         for its in (t for t in self.doc if t.lower_ == 'its' and t.dep_ == 'poss' and t.head.i in names):
             thing = next((p for p in reversed(self.doc[:its.i]) if p.i in names and self.heads.get(p.i) == p.i
-                          and p.dep_ in {'nsubj', 'nsubjpass', 'dobj'} and (
+                          and p.dep_ in _OWNERS and (
                               p.pos_ == 'NOUN' or NOUN_TYPES.get(p.lemma_.lower()) not in (None, 'person'))),
                          None)
             if thing is not None and names[thing.i] != names[its.head.i]:
