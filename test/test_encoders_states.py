@@ -274,6 +274,8 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     'None of the windows are open.',
     "Ben: I'm not sure if I locked the back door.",  # a question inside a statement
     'Ben: Is the back door locked?',           # a question after a speaker's name
+    'Hey Google, is the front door locked?',   # after whom it addresses
+    'Mom, is the oven on?',
     'Ben: Is the stove hot?',
     'I checked whether the window was closed.',
     'Tom gave me a hug.',                      # no thing the memory follows

@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
-from brainmem_ros.encoders.reading_base import PLACE_PREPS, a_place, an_activity
+from brainmem_ros.encoders.reading_base import PLACE_PREPS, a_place, an_activity, is_person
 from brainmem_ros.encoders.reading_outcome import OutcomeReading
 
 if TYPE_CHECKING:
-    from spacy.tokens import Token
+    from spacy.tokens import Span, Token
 
 #: Pronouns that stand for things (not people: "he", "she" are never placed or switched).
 THING_PRONOUNS = {'it': False, 'them': True, 'they': True, 'these': True, 'those': True}
@@ -54,7 +54,7 @@ class MentionReading(OutcomeReading):
             # "Is the washing machine running?", "Ben: Is the back door locked?": a question from
             # its first word on (after the speaker's name), however the parser hung its words.
             openings = {s.start: self.doc[tag + 1] if tag and s.start <= tag < s.end and tag + 1 < s.end
-                        else s[0] for s in asking}
+                        else _after_vocative(s) for s in asking}
             self._yes_no = frozenset(start for start, first in openings.items() if first.pos_ == 'AUX')
         if tok.i not in self._questions:
             return False
@@ -160,3 +160,15 @@ class MentionReading(OutcomeReading):
         if not things:
             return False
         return plural == (len(things) > 1 or things[0].tag_ in {'NNS', 'NNPS'})
+
+
+def _after_vocative(sent: Span) -> Token:
+    """The first word of ``sent`` after whom it addresses ("Hey Google, is the front door
+    locked?", "Alexa, is ..."): a greeting or names before a comma near its start."""
+    comma = next((t.i for t in sent[:4] if t.text == ','), None)
+    if comma is None or comma + 1 >= sent.end:
+        return sent[0]
+    called = sent.doc[sent.start:comma]
+    if not all(t.pos_ in {'INTJ', 'PROPN'} or t.tag_ == 'UH' or is_person(t) for t in called):
+        return sent[0]
+    return sent.doc[comma + 1]
