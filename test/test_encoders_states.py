@@ -967,3 +967,13 @@ def test_narrated_present(x: SpacyExtractor, text: str, changes: set[StateChange
 ])
 def test_a_part_of_a_captions_thing(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # A list is a thing where it lies, never where what it lists is.
+    ("I've added milk to your shopping list.", set()),
+    ('Put eggs on the grocery list.', set()),
+    ('The shopping list is on the fridge.', {StateChange('shopping list', 'location', '', 'fridge')}),
+])
+def test_a_list_holds_no_things(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
+    assert _changes(x, text) == changes

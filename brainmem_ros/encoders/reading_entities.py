@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 _BODY = frozenset({'hand', 'arm', 'finger', 'head', 'leg', 'foot', 'eye'})
 
 
+#: Records of things to do or get: a thing themselves ("the shopping list is on the fridge"), never
+#: where another thing is ("added milk to the shopping list").
+WRITTEN = frozenset({'list', 'checklist', 'schedule', 'agenda', 'reminder', 'playlist'})
+
 class EntityReading(ActionReading):
     """The things a parse names (a layer of a parse reading)."""
 
@@ -58,6 +62,8 @@ class EntityReading(ActionReading):
         if not self._nominal(tok) or tok.i in self.as_verb:
             return False
         nxt = tok.nbor(1) if tok.i + 1 < len(self.doc) else None
+        if nxt is not None and nxt.lemma_.lower() in WRITTEN:
+            return False  # "the shopping list": one thing, named by both words
         if nxt is not None and self._abstract(nxt) and not (
                 nxt.i + 1 < len(self.doc) and self._nominal(nxt.nbor(1))):
             pass  # "fridge temperature": a measure of the fridge, which is the thing
@@ -76,6 +82,7 @@ class EntityReading(ActionReading):
             return True  # "corridor B": the code is the head
         word = tok.lower_.rstrip('.')
         can = word == 'can' and tok.pos_ == 'NOUN' and tok.i > 0 and self._nominal(tok.nbor(-1))
+        can = can or self._written(tok)  # "the shopping list" (not "a list of jobs")
         if ((word in self.stop or tok.lemma_.lower() in self.stop) and tok.tag_ != 'MD' and not can
                 and not sided(tok)) \
                 or not any(c.isalpha() for c in word):
@@ -89,8 +96,13 @@ class EntityReading(ActionReading):
     def _abstract(self, tok: Token) -> bool:
         """A noun for a measure, state or activity of a thing, not a thing ("temperature")."""
         return (self._nominal(tok) and not is_code(self.doc, tok.i, self.as_noun)
+                and not self._written(tok)
                 and tok.tag_ != 'MD' and (tok.lower_ in self.stop or tok.lemma_.lower() in self.stop)
                 and tok.lower_ not in units())
+
+    def _written(self, tok: Token) -> bool:
+        """A record of things to get or do, named by the noun before it ("the shopping list")."""
+        return tok.lemma_.lower() in WRITTEN and tok.i > 0 and self._nominal(tok.nbor(-1))
 
     def _nominal(self, tok: Token) -> bool:
         return (tok.pos_ in NOMINAL or tok.i in self.as_noun) and tok.i not in self.as_verb

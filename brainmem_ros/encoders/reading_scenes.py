@@ -32,6 +32,7 @@ from brainmem_ros.encoders.reading_base import (
     has_object,
     is_person,
 )
+from brainmem_ros.encoders.reading_entities import WRITTEN
 from brainmem_ros.encoders.reading_mentions import MentionReading
 from brainmem_ros.memory.types import StateChange
 
@@ -224,8 +225,8 @@ class SceneReading(MentionReading):
         """The thing a preposition names: its object, or what that object is part of
         ("in front of the sofa", "on top of the fridge")."""
         for obj in prep.children:
-            if obj.dep_ != 'pobj' or a_time(obj):
-                continue  # (nor a time: "arrived on Monday", "at noon")
+            if obj.dep_ != 'pobj' or a_time(obj) or obj.lemma_.lower() in WRITTEN:
+                continue  # (nor a time: "arrived on Monday", "at noon"; nor "to the shopping list")
             bare = not determined(obj) or obj.lemma_.lower() in _PARTS
             if obj.i in names and obj.lemma_.lower() in COMPARTMENTS:
                 # "in the drawer of my nightstand": the nightstand drawer, a place of its own.
