@@ -357,6 +357,11 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
      {('living room', 'temperature', '21.0')}),
     # A thing attached to the robot's gripper is held.
     ("[pick_place]: Object 'blue_cup' attached to gripper", {('blue cup', 'location', HELD)}),
+    # A robot's link is the robot ("link 'panda_hand'"): attached to it is held; detached from it
+    # is not (it had been filed at a "link", then held).
+    ("[pick_and_place]: Object 'red_box' attached to link 'gripper_link'", {('red box', 'location', HELD)}),
+    ("[moveit_ros.planning_scene_monitor]: Attached object 'cup' to link 'panda_hand'", set()),
+    ("[moveit_ros.planning_scene_monitor]: Detached object 'cup' from link 'panda_hand'", set()),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -383,8 +383,8 @@ class RecordReader(RecordNames):
         arriving = _ARRIVING.match(value)
         if arriving and arriving.group(2).lower() not in self.states:
             thing, place = self.tail_thing(arriving.group(1)), self.place(arriving.group(4))
-            if arriving[2].lower() == 'attached' and normalise_name(arriving[4]) in self.self_vocab:
-                place = HELD  # "Object 'blue_cup' attached to gripper"
+            if arriving[2].lower() == 'attached' and self.self_vocab & {*normalise_name(arriving[4]).split()}:
+                place = HELD  # "Object 'blue_cup' attached to gripper", "... to link 'gripper_link'"
             if thing and place:
                 return [StateChange(thing, 'location', self.place(arriving.group(3) or ''), place)]
         if len(words) >= 3:
