@@ -33,6 +33,7 @@ _BODY = frozenset({'hand', 'arm', 'finger', 'head', 'leg', 'foot', 'eye'})
 #: where another thing is ("added milk to the shopping list").
 WRITTEN = frozenset({'list', 'checklist', 'schedule', 'agenda', 'reminder', 'playlist'})
 
+
 class EntityReading(ActionReading):
     """The things a parse names (a layer of a parse reading)."""
 
@@ -62,7 +63,7 @@ class EntityReading(ActionReading):
         if not self._nominal(tok) or tok.i in self.as_verb:
             return False
         nxt = tok.nbor(1) if tok.i + 1 < len(self.doc) else None
-        if nxt is not None and nxt.lemma_.lower() in WRITTEN:
+        if nxt is not None and self._written(nxt):
             return False  # "the shopping list": one thing, named by both words
         if nxt is not None and self._abstract(nxt) and not (
                 nxt.i + 1 < len(self.doc) and self._nominal(nxt.nbor(1))):
