@@ -235,6 +235,29 @@ def test_vector_candidates_keep_the_words_they_share(mem_factory: Any) -> None:
     assert hits[0].parts.lexical > 0.0
 
 
+@pytest.mark.parametrize('ties', [5, 0])
+def test_a_routine_the_words_cannot_tell_apart_does_not_hide_the_answer(mem_factory: Any, ties: int) -> None:
+    # A month of "The X is on the charging dock." and its like: each template's memories
+    # share one BM25 score for the question's words, a higher one than the answer's (it is
+    # longer), and filled the lexical list. The vector and entity lists are kept short
+    # here so that only the lexical list can find the answer: without the matches past
+    # the runs (lexical_ties 0) it was not a candidate.
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400)
+    things = ('water', 'towel', 'remote', 'backpack', 'cushion', 'blanket', 'book', 'newspaper', 'notebook',
+              'sponge', 'dustpan', 'shoes', 'candle', 'laundry', 'basket', 'mug', 'trash', 'fork', 'pillow',
+              'glasses', 'toy', 'box', 'broom', 'jacket', 'tablet', 'pen', 'cup', 'charger', 'dish', 'plate',
+              'bowl', 'vase', 'spoon', 'phone')
+    templates = ('The {} is on the charging dock.', 'Moved the {} to the charging dock.',
+                 'Saw the {} on the charging dock.')
+    _store(mem, [ObservationInput(templates[i % 3].format(things[i % 34]), stamp=T0 + 60 * i)
+                 for i in range(306)])
+    answer = mem.store('My charging dock is next to the kitchen door.', stamp=T0 + 30)
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_ties=ties, vector_candidates=10,
+                                               entity_candidates=0)
+    hits = [h.unit.id for h in mem.retrieve('where is the charging dock?', top_k=3)]
+    assert (answer.id in hits) == (ties > 0)
+
+
 def test_candidate_lists_grow_with_top_k(mem_factory: Any) -> None:
     # The vector list alone (no activation, no other list) supplies results: at its
     # default of 50 (given per 10 results), 60 results need it scaled up.

@@ -111,6 +111,39 @@ def test_long_memories_are_scored_against_the_length_of_their_competitors(tmp_pa
         store.close()
 
 
+@pytest.mark.parametrize('narrowed', [False, True])
+def test_a_run_of_equal_scores_does_not_hide_the_next_best_match(tmp_path: Path, narrowed: bool) -> None:
+    """A routine logged a hundred times holds the query's words in texts of one length:
+    one BM25 score. It filled the shortlist, and the one memory that says something else
+    was never a candidate; the best matches counting a few of each run are candidates too."""
+    store = SqliteStore(tmp_path / 'm.db')
+    vec = np.zeros(4, dtype=np.float32)
+
+    def add(text: str) -> int:
+        return store.insert_unit(MemoryUnit(id=0, stamp=1.0, text=text, last_access=1.0, valid_from=1.0), vec)
+
+    try:
+        with store.atomic():
+            answer = add('My charging dock is next to the kitchen door.')
+            run = [add(f'The thing{i} is on the charging dock.') for i in range(100)]
+            other = add('The old charging dock cable was thrown away in the spring clean.')
+        everything = UnitFilter(types=frozenset(UnitType), since=0.5 if narrowed else None)
+
+        def best(ties: int) -> list[int]:
+            found, _ = store.fts_window('"charging" OR "dock"', limit=20, unit_filter=everything, ties=ties)
+            return [uid for uid, _ in found]
+
+        alone = best(0)
+        assert len(alone) == 20 and set(alone) <= set(run)
+        deeper = best(5)
+        assert deeper[:20] == alone  # the best 20 stay, runs whole
+        assert answer in deeper and other in deeper
+        assert deeper.index(answer) < deeper.index(other)  # still in the order of their scores
+        assert len(deeper) == 22
+    finally:
+        store.close()
+
+
 def test_words_common_among_the_matches_weigh_less_than_rare_ones(tmp_path: Path) -> None:
     """Weeks of routine beside a conversation: the speakers' names are in every turn but
     rare in the store, so by the store's IDF a turn holding both names outscored the one

@@ -68,6 +68,9 @@ class RetrievalConfig:
                              'vector evidence (at least; more when the candidates spread wider)')
     vector_candidates: int = opt(50, 10, 5000, 'vector neighbours taken as candidates (per 10 results asked)')
     lexical_candidates: int = opt(50, 0, 5000, 'BM25 matches taken as candidates (per 10 results asked)')
+    lexical_ties: int = opt(5, 0, 5000, 'the best BM25 matches counting at most this many of each run of '
+                            'equal scores (a routine the query\'s words cannot tell apart) are also '
+                            'candidates (0: only the best lexical_candidates)')
     entity_candidates: int = opt(50, 0, 5000, 'units per query entity taken as candidates')
     lexical_pool_length: float = opt(1.0, 0.0, 1.0, 'BM25 compares a memory\'s length with the mean of the '
                                      'memories matching the query (1) or of the whole store (0, FTS5\'s own)')

@@ -56,7 +56,8 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
             term_idf = phrase_idf(store, words, doc_counts)
         scored, window = store.fts_window(fts_expression(words), limit=per_request(cfg.lexical_candidates, q),
                                           unit_filter=unit_filter, pool_length=cfg.lexical_pool_length,
-                                          term_idf=term_idf, pool_idf=cfg.lexical_pool_idf, term_caps=caps)
+                                          term_idf=term_idf, pool_idf=cfg.lexical_pool_idf, term_caps=caps,
+                                          ties=cfg.lexical_ties)
         if scored:
             # Of the query's own words: synonyms are other ways to say a word, not more of the
             # question, so a memory in the question's own words scores as it did.

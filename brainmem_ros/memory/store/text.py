@@ -44,7 +44,7 @@ class TextSearch(Connection):
 
     def fts_window(self, match: str, *, limit: int, unit_filter: UnitFilter, pool_length: float = 0.0,
                    term_idf: Mapping[str, float] | None = None, pool_idf: float = 0.0,
-                   term_caps: Mapping[str, float] | None = None
+                   term_caps: Mapping[str, float] | None = None, ties: int = 0
                    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """The best matches of an FTS5 MATCH expression, and the BM25 of every match ranked.
 
@@ -65,7 +65,9 @@ class TextSearch(Connection):
         instead of the store's (:mod:`~brainmem_ros.memory.store.fts_lengths`). ``pool_idf``
         > 0 weighs the terms by their IDF among the ranked matches
         (:mod:`~brainmem_ros.memory.store.fts_idf`); ``term_idf`` gives each phrase of
-        ``match`` (as written there, quotes included) its store-wide IDF.
+        ``match`` (as written there, quotes included) its store-wide IDF. ``ties`` > 0 also takes
+        the next-best matches that runs of equal scores push out of the best ``limit``
+        (``_past_ties``).
         """
         if limit <= 0:
             return [], {}
@@ -81,6 +83,9 @@ class TextSearch(Connection):
         ranked = ids[order].tolist()
         scores = (-bm25[order]).tolist()
         window = dict(zip(ranked, scores, strict=True))
+        if ties > 0:
+            ranked, scores = _past_ties(ranked, scores, limit, ties)
+            limit = len(ranked)
         if unit_filter.narrows:
             return list(zip(ranked[:limit], scores[:limit], strict=True)), window
         # Best first, only as far as ``limit`` visible ones: checking all 1,000 was a
@@ -262,3 +267,29 @@ def _columns(rows: Sequence[tuple[Any, ...]]
     columns = tuple(zip(*rows, strict=True))
     return (np.array(columns[0], dtype=np.int64), np.array(columns[1], dtype=np.float64),
             columns[2] if len(columns) > 2 else ())
+
+
+
+def _past_ties(ranked: list[int], scores: list[float], limit: int, ties: int
+               ) -> tuple[list[int], list[float]]:
+    """The best ``limit`` of a ranking, and as many more matches as runs of equal scores hid.
+
+    Memories with one BM25 score hold the same query words in texts of one length: a
+    routine logged a hundred times ("The book is on the charging dock.", "The bowl is on
+    ...") that the words cannot tell apart. Such a run fills the best ``limit`` and the
+    next-best match ("My charging dock is next to the kitchen door.") never becomes a
+    candidate. So the best ``limit`` matches counting at most ``ties`` of each run are
+    candidates too; the runs stay whole among the best ``limit`` (typicality counts them).
+    """
+    s = np.asarray(scores)
+    if len(s) <= limit:
+        return ranked, scores
+    new_run = np.ones(len(s), dtype=bool)
+    new_run[1:] = ~np.isclose(s[1:], s[:-1], rtol=1e-9, atol=0.0)
+    starts = np.flatnonzero(new_run)
+    rank_in_run = np.arange(len(s)) - starts[np.cumsum(new_run) - 1]
+    keep = np.zeros(len(s), dtype=bool)
+    keep[:limit] = True
+    keep[np.flatnonzero(rank_in_run < ties)[:limit]] = True
+    picked = np.flatnonzero(keep)
+    return [ranked[i] for i in picked], s[picked].tolist()
