@@ -330,3 +330,16 @@ def test_a_synonym_of_a_query_word_finds_a_memory_worded_otherwise(mem_factory: 
     mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_synonyms=0.0)
     hits = {h.unit.id: h.parts for h in mem.retrieve('where are the reading glasses?', top_k=10)}
     assert other.id not in hits or hits[other.id].lexical == 0.0
+
+
+def test_a_verb_of_the_question_finds_the_instrument_named_after_it(mem_factory: Any) -> None:
+    """"heat the guest room": the memory names the heater, not the act (nor the room)."""
+    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400)
+    _store(mem, [ObservationInput(r.text, stamp=T0 - 86400 + r.stamp % 86400, episode_id=r.episode_id)
+                 for r in routine(300)])
+    tool = mem.store('The portable heater is stored in the attic.', stamp=T0)
+    for question in ('heat the guest room', 'the guest room needs heating'):
+        hits = mem.retrieve(question, top_k=3)
+        assert hits[0].unit.id == tool.id and hits[0].parts.lexical > 0.0
+    mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_synonyms=0.0)
+    assert tool.id not in {h.unit.id for h in mem.retrieve('heat the guest room', top_k=3)}

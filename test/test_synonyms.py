@@ -30,3 +30,13 @@ def test_facts_find_a_thing_by_a_wordnet_synonym_but_not_by_a_plural_only_name()
     assert 'laundry basket' in aliases('the clothes hamper')
     # "glasses" is left out of the facts' names: its singular is a drinking glass.
     assert 'spectacles' not in aliases('glass')
+
+
+def test_a_verb_finds_its_instruments_but_an_instrument_not_its_verb() -> None:
+    assert ('charge', 'charger') in groups('i')
+    assert 'charger' in alternatives('charge the vacuum')['charge']
+    assert 'cleaner' in alternatives('cleaning the floor')['cleaning']  # by the verb's ending
+    assert 'opener' in alternatives('open the garage')['open']
+    assert alternatives('the charger is broken') == {}
+    # Instruments are not synonyms: the facts' names do not take them.
+    assert 'charger' not in aliases('charge')

@@ -2,7 +2,9 @@
 
 The encoder places "reading glasses" and "the spectacles" less close than a month of
 routine memories that repeat the question's other words, and BM25 sees no shared word at
-all; a user and a caption rarely choose the same word for a thing. The groups are
+all; a user and a caption rarely choose the same word for a thing. A verb of the question
+also finds the instruments named after it ("clean the floor": "the vacuum cleaner";
+"charge the vacuum": "the vacuum charger"): a planner states the act, the memory the thing. The groups are
 WordNet's (``data/synonyms.txt``, built by ``bench/wordnet_synonyms.py``), where a word
 belongs to a group only through its most frequent sense, so that a question's word is
 replaced only by what it usually means.
@@ -19,7 +21,8 @@ from brainmem_ros.memory.lexicon import WORD, query_stopwords
 
 @cache
 def groups(pos: str) -> tuple[tuple[str, ...], ...]:
-    """The synonym groups of one part of speech ('n' or 'v') in ``data/synonyms.txt``."""
+    """The synonym groups of one part of speech ('n' or 'v') in ``data/synonyms.txt``, or with
+    'i' its verbs and their instruments."""
     text = resources.files('brainmem_ros').joinpath('data', 'synonyms.txt').read_text(encoding='utf-8')
     out: list[tuple[str, ...]] = []
     for raw in text.splitlines():
@@ -35,6 +38,11 @@ def _table(pos: str) -> dict[str, tuple[str, ...]]:
     for group in groups(pos):
         for w in group:
             out.setdefault(w, set()).update(g for g in group if g != w)
+    if pos == 'v':
+        # A verb also finds its instruments ("charge the vacuum": the charger), not the
+        # other way round: a question about the charger is not about charging.
+        for verb, *tools in groups('i'):
+            out.setdefault(verb, set()).update(tools)
     return {w: tuple(sorted(s)) for w, s in out.items()}
 
 
