@@ -125,8 +125,8 @@ def instruments(tar: tarfile.TarFile) -> list[list[str]]:
 
 
 def _agents(verb: str) -> tuple[str, ...]:
-    """The nouns -er / -or makes of ``verb`` ("cut": "cutter", "open": "opener")."""
-    return verb + 'er', verb + 'r', verb + 'or', verb + verb[-1] + 'er'
+    """The nouns -er / -or makes of ``verb`` ("cut": "cutter", "refrigerate": "refrigerator")."""
+    return verb + 'er', verb + 'r', verb + 'or', verb[:-1] + 'or', verb + verb[-1] + 'er'
 
 
 def _usable(lemma: str) -> bool:

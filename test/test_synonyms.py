@@ -37,6 +37,7 @@ def test_a_verb_finds_its_instruments_but_an_instrument_not_its_verb() -> None:
     assert 'charger' in alternatives('charge the vacuum')['charge']
     assert 'cleaner' in alternatives('cleaning the floor')['cleaning']  # by the verb's ending
     assert 'opener' in alternatives('open the garage')['open']
+    assert 'refrigerator' in alternatives('refrigerate the leftovers')['refrigerate']
     assert alternatives('the charger is broken') == {}
     # Instruments are not synonyms: the facts' names do not take them.
     assert 'charger' not in aliases('charge')
