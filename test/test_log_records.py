@@ -362,6 +362,8 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ("[pick_and_place]: Object 'red_box' attached to link 'gripper_link'", {('red box', 'location', HELD)}),
     ("[moveit_ros.planning_scene_monitor]: Attached object 'cup' to link 'panda_hand'", set()),
     ("[moveit_ros.planning_scene_monitor]: Detached object 'cup' from link 'panda_hand'", set()),
+    # A generic kind before a quoted name is not the thing, nor the place.
+    ("[pick_place] Placed object 'red_box' on surface 'table_2'", {('red box', 'location', 'table 2')}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -255,6 +255,10 @@ _SHOUTED = re.compile(r'\b[A-Z]{2,}\b')
 # ends the sentence there ("The freezer is at -18 degrees"); "minus 18" parses as a number.
 _SIGN_AFTER_PREP = re.compile(r'(?<=\b(?:at|to|At|To) )[-\u2212](?=\d)')
 _DEGREE_SIGN = re.compile(r'(\d)\s?[°º]\s?(?:[CF]\b)?')
+# A generic kind before a quoted name in a log ("Placed object 'red_box' on surface 'table_2'"):
+# the parser takes the kind for the thing, and "surface" for the place; the name alone reads right.
+_KIND_BEFORE_NAME = re.compile(r"\b(?:object|item|surface|location|target|position|waypoint|region|area|zone|"
+                               r"instance|entity)\s+(?=(['\"])[\w-]+\1)", re.IGNORECASE)
 
 
 # "'s" before a place or a participle is "is" ("Laptop's charging on the bench"); a possessive
@@ -284,10 +288,12 @@ def _coded(text: str, nouns: frozenset[str]) -> str:
 def _calm(text: str) -> str:
     """``text`` with its shouted state words in lower case ("garage door OPEN", "stove burner
     ON"): the tagger reads a word in capitals as a name, and the state is lost; and a sign
-    after "at"/"to" written out ("at minus 18 degrees"), which :mod:`reading_states` reads back."""
+    after "at"/"to" written out ("at minus 18 degrees"), which :mod:`reading_states` reads back;
+    and a log's generic kind before a quoted name dropped ("on surface 'table_2'")."""
     words = (state_words() | {'on', 'off'}) - {'ok'}  # "cameras OK" is a report, not a thing's state
     text = _SIGN_AFTER_PREP.sub('minus ', text)
     text = _DEGREE_SIGN.sub(r'\1 degrees', text)  # "4 °C": the tagger reads "°" as a number or a quote
+    text = _KIND_BEFORE_NAME.sub('', text)
     text = _IS_CONTRACTED.sub(r'\1 is ', text)  # "my phone's on the couch": is, not a possessive
     text = _stated(words).sub(r'\1 is ', text)  # "my bottle's empty, I'll fill it"
     return _SHOUTED.sub(lambda m: m.group().lower() if m.group().lower() in words else m.group(), text)
