@@ -364,6 +364,8 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ("[moveit_ros.planning_scene_monitor]: Detached object 'cup' from link 'panda_hand'", set()),
     # A generic kind before a quoted name is not the thing, nor the place.
     ("[pick_place] Placed object 'red_box' on surface 'table_2'", {('red box', 'location', 'table 2')}),
+    # An identifier in quotes is read as the name it is.
+    ("Picked 'cup_1' from 'shelf_3'", {('cup 1', 'location', HELD)}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

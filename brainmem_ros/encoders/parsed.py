@@ -259,6 +259,9 @@ _DEGREE_SIGN = re.compile(r'(\d)\s?[°º]\s?(?:[CF]\b)?')
 # the parser takes the kind for the thing, and "surface" for the place; the name alone reads right.
 _KIND_BEFORE_NAME = re.compile(r"\b(?:object|item|surface|location|target|position|waypoint|region|area|zone|"
                                r"instance|entity)\s+(?=(['\"])[\w-]+\1)", re.IGNORECASE)
+# A log's identifier in quotes (a digit or an underscore in it): the tagger reads the quotes
+# as the end of a clause ("Picked 'cup_1' from 'shelf_3'" parsed "Picked" as an adjective).
+_QUOTED_WORD = re.compile(r"(?<![\w'\"])(['\"])([A-Za-z][A-Za-z-]*(?:[_\d][\w-]*))\1(?![\w'\":])")
 
 
 # "'s" before a place or a participle is "is" ("Laptop's charging on the bench"); a possessive
@@ -293,7 +296,7 @@ def _calm(text: str) -> str:
     words = (state_words() | {'on', 'off'}) - {'ok'}  # "cameras OK" is a report, not a thing's state
     text = _SIGN_AFTER_PREP.sub('minus ', text)
     text = _DEGREE_SIGN.sub(r'\1 degrees', text)  # "4 °C": the tagger reads "°" as a number or a quote
-    text = _KIND_BEFORE_NAME.sub('', text)
+    text = _QUOTED_WORD.sub(r'\2', _KIND_BEFORE_NAME.sub('', text))
     text = _IS_CONTRACTED.sub(r'\1 is ', text)  # "my phone's on the couch": is, not a possessive
     text = _stated(words).sub(r'\1 is ', text)  # "my bottle's empty, I'll fill it"
     return _SHOUTED.sub(lambda m: m.group().lower() if m.group().lower() in words else m.group(), text)
