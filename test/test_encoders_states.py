@@ -35,6 +35,9 @@ def _changes(x: SpacyExtractor, text: str) -> set[StateChange]:
     ('She switched the oven on.', StateChange('oven', 'power', '', 'on')),
     ('Turned the desk fan off.', StateChange('desk fan', 'power', '', 'off')),
     ('I switched off the lights and left.', StateChange('light', 'power', '', 'off')),
+    # What a hand closes on or around is held: the robot's, or the speaker's own.
+    ('The left gripper clamped around the cup.', StateChange('cup', 'location', '', HELD)),
+    ('Tom: my hand closed on the bottle.', StateChange('bottle', 'location', '', 'tom')),
     # An appliance put on is switched on; one started is running.
     ('I put the kettle on.', StateChange('kettle', 'power', '', 'on')),
     ('Kemi: I have started the dishwasher as well.', StateChange('dishwasher', 'state', '', 'running')),

@@ -366,6 +366,8 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ("[pick_place] Placed object 'red_box' on surface 'table_2'", {('red box', 'location', 'table 2')}),
     # An identifier in quotes is read as the name it is.
     ("Picked 'cup_1' from 'shelf_3'", {('cup 1', 'location', HELD)}),
+    # What the robot's gripper closes on, it holds.
+    ("[gripper_controller] Gripper closed on object 'bottle'", {('bottle', 'location', HELD)}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -57,6 +57,8 @@ _LINKING = frozenset({'look', 'seem', 'appear', 'feel', 'smell', 'taste', 'sound
 _SHIFTING = frozenset({'move', 'push', 'slide', 'drag', 'shift', 'roll', 'kick', 'nudge', 'shove'})
 # Verbs whose "into" is where the contents went ("emptied the bin into the wheelie bin").
 _EMPTYING = frozenset({'empty', 'drain'})
+# What a robot's hand does when it grips a thing ("the gripper closed on the bottle").
+_CLOSING = frozenset({'close', 'clamp', 'tighten'})
 
 
 class PlaceReading(MeasureReading):
@@ -330,6 +332,18 @@ class PlaceReading(MeasureReading):
                   if not (having and t.lower_ in self.states)  # "Tom has a cold" has no thing
                   and not (wearing and NOUN_TYPES.get(t.lemma_.lower()) == 'appliance')]
         return [StateChange(names[t.i], 'location', '', people[0]) for t in things] if people else []
+
+    def _closed_on(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
+        """"Gripper closed on the bottle", "the hand clamped around the cup": what the robot's own
+        hand closes on or around, it holds (a person's hand closing is no log of the robot's)."""
+        hand = next((c for c in tok.children if c.dep_ == 'nsubj' and self._is_self(c.lemma_.lower())), None)
+        if self._verb_lemma(tok) not in _CLOSING or tok.tag_ not in {'VBD', 'VBN'} or hand is None:
+            return []
+        mine = self.speaker and any(c.dep_ == 'poss' and c.lower_ == 'my' for c in hand.children)
+        objects = [o for p in tok.children if p.dep_ == 'prep' and p.lower_ in {'on', 'around'}
+                   for o in p.children if o.dep_ == 'pobj']
+        return [StateChange(names[t.i], 'location', '', self.speaker if mine else HELD)
+                for t in self._things(objects, names)]
 
     def _said_by_speaker(self, tok: Token) -> bool:
         """``tok``'s subject is "I" in an utterance whose speaker is named ("Zoe: I ...")."""

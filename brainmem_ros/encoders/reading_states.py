@@ -85,7 +85,7 @@ class StateReading(PlaceReading):
                     and not self._unreal(tok) and not self._negative_argument(tok):  # "Nobody closed it"
                 found.extend(self._result_state(tok, names) or self._broke(tok, names))
                 placed = self._holding(tok, names) or self._given(tok, names) \
-                    or self._placement(tok, names) or self._went(tok, names)
+                    or self._placement(tok, names) or self._went(tok, names) or self._closed_on(tok, names)
                 found.extend(placed)
                 if any(c.attribute == 'location' for c in placed):
                     found.extend(self.gapped(tok, names))
