@@ -815,6 +815,9 @@ def test_next_to_is_where_a_thing_rests(x: SpacyExtractor) -> None:
     # The object read as a clause of its own ("the car" its subject, "keys" its head).
     ('I found the TV remote under the sofa.', StateChange('tv remote', 'location', '', 'sofa')),
     ('We found the car keys in the garden.', StateChange('car key', 'location', '', 'garden')),
+    # A fragment's bare household noun read as an order ("towel the floor").
+    ('towel on the floor', StateChange('towel', 'location', '', 'floor')),
+    ('box under the bed', StateChange('box', 'location', '', 'bed')),
 ])
 def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: StateChange) -> None:
     changes = _changes(x, text)

@@ -51,6 +51,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     _mend_participles(doc)
     _mend_degrees(doc)
     _mend_agreement(doc)
+    _mend_fragments(doc)
     _mend_objects(doc)
     _mend_results(doc)
     _mend_scenes(doc)
@@ -229,6 +230,18 @@ def _mend_degrees(doc: Doc) -> None:
                 and not any(c.dep_ == 'pobj' for c in prep.children) \
                 and all(t.dep_ == 'det' for t in doc[prep.i + 1:thing.i]):
             thing.head, thing.dep_, thing.pos_, thing.tag_ = prep, 'pobj', 'NOUN', 'NN'
+
+
+def _mend_fragments(doc: Doc) -> None:
+    """"towel on the floor", a detector's or a caption's fragment: the bare household noun that
+    opens it read as an order ("towel the floor"); with a resting phrase right after it and
+    nothing else on it, it is the fragment's thing, as "a towel on the floor" is parsed."""
+    tok = doc[0] if len(doc) > 2 else None
+    if tok is None or tok.tag_ != 'VB' or tok.dep_ != 'ROOT' or NOUN_TYPES.get(tok.lower_) is None \
+            or doc[1].lower_ not in _RESTING or doc[1].head.i != 0 \
+            or any(c.dep_ not in {'prep', 'punct', 'cc', 'conj'} for c in tok.children):
+        return
+    tok.pos_, tok.tag_, tok.lemma_ = 'NOUN', 'NN', tok.lower_
 
 
 def _mend_agreement(doc: Doc) -> None:
