@@ -698,6 +698,12 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('tool', 'location', '', 'wall'), StateChange('car', 'location', '', 'garage')}),
     ('a cat and a dog sleeping on a couch',
      {StateChange('cat', 'location', '', 'couch'), StateChange('dog', 'location', '', 'couch')}),
+    # Fragments listed with commas: each thing where its own phrase says.
+    ('cup on the table, plate in the sink',
+     {StateChange('cup', 'location', '', 'table'), StateChange('plate', 'location', '', 'sink')}),
+    ('mug on the desk, keys in the bowl, phone on the sofa',
+     {StateChange('mug', 'location', '', 'desk'), StateChange('key', 'location', '', 'bowl'),
+      StateChange('phone', 'location', '', 'sofa')}),
 ])
 def test_scenes_and_hand_overs(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes

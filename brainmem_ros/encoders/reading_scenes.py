@@ -138,8 +138,13 @@ class SceneReading(MentionReading):
         says otherwise ("a bedroom with a backpack on the chair"). Each in the state the
         words before it name ("a bedroom with open curtains")."""
         found: list[StateChange] = []
-        listed = [c for c in root.children if c.dep_ == 'appos' and c.i in names
-                  and c.left_edge.i > 0 and self.doc[c.left_edge.i - 1].text == ',']
+        doc = self.doc
+        # (Or before it, a comma after: "cup on the table, plate in the sink", its noun hung on
+        # the root as whatever the parser guessed.)
+        listed = [c for c in root.children if c.i in names and (
+            (c.dep_ == 'appos' and c.left_edge.i > 0 and doc[c.left_edge.i - 1].text == ',')
+            or (c.dep_ in {'dep', 'advcl', 'npadvmod', 'nmod'} and c.pos_ == 'NOUN' and c.i < root.i
+                and c.right_edge.i + 1 < root.i and doc[c.right_edge.i + 1].text == ','))]
         for item in listed:
             shown = self._things([item], names)
             found += self._resting(shown, [item], names) + self._described(shown, names)
