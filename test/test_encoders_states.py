@@ -989,3 +989,14 @@ def test_a_part_of_a_captions_thing(x: SpacyExtractor, text: str, changes: set[S
 ])
 def test_a_list_holds_no_things(x: SpacyExtractor, text: str, changes: set[StateChange]) -> None:
     assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize(('text', 'change'), [
+    ('Sam, the door is locked.', StateChange('door', 'state', '', 'locked')),
+    ('Tom: Sam, the window is open.', StateChange('window', 'state', '', 'open')),
+    ('Sam, the keys are on the table.', StateChange('key', 'location', '', 'table')),
+])
+def test_whom_a_sentence_addresses_is_not_its_subject(x: SpacyExtractor, text: str,
+                                                      change: StateChange) -> None:
+    # The parser read the name as a second subject of the verb: Sam had been "locked".
+    assert _changes(x, text) == {change}

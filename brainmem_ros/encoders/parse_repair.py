@@ -46,6 +46,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     as the scene's verb the participle of the thing the scene is "with", and a household noun
     read as a verb after a noun the head of its name again."""
     _mend_names(doc)
+    _mend_vocatives(doc)
     _mend_nominals(doc)
     _mend_subjects(doc)
     _mend_participles(doc)
@@ -230,6 +231,18 @@ def _mend_degrees(doc: Doc) -> None:
                 and not any(c.dep_ == 'pobj' for c in prep.children) \
                 and all(t.dep_ == 'det' for t in doc[prep.i + 1:thing.i]):
             thing.head, thing.dep_, thing.pos_, thing.tag_ = prep, 'pobj', 'NOUN', 'NN'
+
+
+def _mend_vocatives(doc: Doc) -> None:
+    """"Sam, the door is locked": the name a sentence opens with, set off by a comma, read as a
+    second subject of the verb whose subject follows; it is whom the sentence addresses, as
+    the parser reads "Mom, the oven is on"."""
+    subjects = {'nsubj', 'nsubjpass'}
+    for tok in doc[:-2]:
+        opens = tok.i == tok.sent.start or doc[tok.i - 1].text == ':'  # (after a speaker's name)
+        if opens and tok.pos_ == 'PROPN' and tok.dep_ in subjects and doc[tok.i + 1].text == ',' \
+                and any(c.dep_ in subjects and c.i > tok.i + 1 for c in tok.head.children):
+            tok.dep_ = 'npadvmod'
 
 
 def _mend_fragments(doc: Doc) -> None:
