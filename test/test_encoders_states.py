@@ -1000,3 +1000,18 @@ def test_whom_a_sentence_addresses_is_not_its_subject(x: SpacyExtractor, text: s
                                                       change: StateChange) -> None:
     # The parser read the name as a second subject of the verb: Sam had been "locked".
     assert _changes(x, text) == {change}
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    ('Placed the bowl in the dishwasher, then closed it.',
+     {StateChange('bowl', 'location', '', 'dishwasher'), StateChange('dishwasher', 'state', '', 'closed')}),
+    ('I put the milk in the fridge and closed it.',
+     {StateChange('milk', 'location', '', 'fridge'), StateChange('fridge', 'state', '', 'closed')}),
+    # What was taken, not where it was taken from, is what is opened.
+    ('Took the jar from the shelf and opened it.',
+     {StateChange('jar', 'location', 'shelf', HELD), StateChange('jar', 'state', '', 'open')}),
+])
+def test_what_a_thing_was_put_into_is_what_is_shut(x: SpacyExtractor, text: str,
+                                                   changes: set[StateChange]) -> None:
+    # "It" had been the milk: the milk closed, a false fact.
+    assert _changes(x, text) == changes

@@ -33,6 +33,8 @@ QUANTITIES = frozenset({'pile', 'stack', 'heap', 'bunch', 'pair', 'set', 'group'
 _ARGUMENTS = frozenset({'nsubj', 'nsubjpass', 'dobj', 'obj', 'appos', 'attr', 'pobj'})
 # Prepositions of where a verb of motion went ("walked over to the lamp").
 _TOWARDS = frozenset({'to', 'towards', 'toward', 'up to'})
+# Verbs of shutting what a thing was put into ("put the milk in the fridge and closed it").
+_SHUTTING = frozenset({'close', 'shut', 'lock', 'latch'})
 # Prepositions of places and sources: what they name is where, not what ("put it on the table").
 _PLACES = PLACE_PREPS | {'from', 'of', 'out', 'off', 'through', 'across', 'along', 'around'}
 
@@ -113,6 +115,9 @@ class MentionReading(OutcomeReading):
         was open, so I closed it"; "searched the bedroom and found them" finds no bedroom)."""
         plural = THING_PRONOUNS[pronoun.lower_]
         verb = pronoun.head
+        shut = self._shut_after_putting(pronoun, names)
+        if shut:
+            return shut if self._agrees(shut, plural) else []
         if pronoun.dep_ in {'dobj', 'obj'} and verb.dep_ == 'conj':
             first = [c for c in verb.head.children if c.dep_ in {'dobj', 'obj'} and c.i < pronoun.i
                      and not an_activity(c)]
@@ -143,6 +148,22 @@ class MentionReading(OutcomeReading):
                 if self._agrees(things, plural):
                     return things
         return []
+
+    def _shut_after_putting(self, pronoun: Token, names: dict[int, str]) -> list[Token]:
+        """"put the milk in the fridge and closed it", "placed the bowl in the dishwasher, then
+        closed it": what a thing was just put into is what is shut, when it is a piece of
+        furniture or an appliance (not the milk, nor the bowl)."""
+        verb = pronoun.head
+        if pronoun.dep_ not in {'dobj', 'obj'} or self._verb_lemma(verb) not in _SHUTTING:
+            return []
+        before = verb.head if verb.dep_ == 'conj' else next(
+            (c for c in verb.children if c.dep_ == 'advcl' and c.i < verb.i), None)
+        if before is None:
+            return []
+        inside = [o for p in before.children if p.dep_ == 'prep' and p.lower_ in {'in', 'into'}
+                  for o in p.children if o.dep_ == 'pobj' and o.i in names
+                  and NOUN_TYPES.get(o.lemma_.lower()) in {'furniture', 'appliance'}]
+        return self._things(inside, names)
 
     @staticmethod
     def _purpose(tok: Token) -> bool:
