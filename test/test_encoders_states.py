@@ -892,6 +892,12 @@ def test_telegraphic_reports(x: SpacyExtractor, text: str, change: StateChange) 
     assert change in _changes(x, text)
 
 
+def test_an_infinitives_to_takes_no_article(x: SpacyExtractor) -> None:
+    # "Failed to the create plan": "create" had become a thing.
+    found = x.extract("[planner_server] Failed to create plan to 'kitchen'")
+    assert [e.key for e in found.entities] == ['kitchen']
+
+
 def test_telegraphic_examples() -> None:
     import doctest
 

@@ -15,6 +15,8 @@ particle) and after each preposition of place; what is read is the same words.
 'moved the box to garage'
 >>> articled('Left wheel motor overheated', frozenset({'leave'}), {'left': ['leave']})  # a side
 'Left wheel motor overheated'
+>>> articled('Failed to create plan to kitchen', frozenset({'fail', 'create'}), {})  # an infinitive
+'Failed to create plan to the kitchen'
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ _BARE = frozenset({'it', 'them', 'him', 'her', 'me', 'us', 'you', 'there', 'here
 # cleaning"): their object keeps its bare form.
 _ACTIVITY_VERBS = frozenset({'attempt', 'try', 'retry', 'start', 'begin', 'finish', 'complete', 'abort',
                              'cancel', 'resume', 'stop', 'pause', 'skip'})
+# Verbs whose "to" is an infinitive's, not a place's ("Failed to create plan to kitchen").
+_INFINITIVE_VERBS = frozenset({'fail', 'try', 'attempt', 'want', 'need', 'manage', 'forget', 'refuse',
+                               'decide', 'plan', 'start', 'begin', 'continue', 'remember', 'agree', 'choose'})
 # Words after which a new clause's verb may come ("opened fridge, took out milk").
 _CLAUSE = frozenset({',', ';', 'and', 'then'})
 
@@ -57,7 +62,8 @@ def articled(text: str, verbs: frozenset[str], irregular: dict[str, list[str]]) 
     for i, (_, word) in enumerate(words):
         low = word.lower()
         if low in _PREPOSITIONS and i > 0:
-            at += _thing_at(words, i + 1)
+            if low != 'to' or verb_base(words[i - 1][1].lower(), verbs, irregular) not in _INFINITIVE_VERBS:
+                at += _thing_at(words, i + 1)
         elif _past(word, verbs, irregular) and (i == 0 or words[i - 1][1].lower() in _CLAUSE) \
                 and verb_base(low, verbs, irregular) not in _ACTIVITY_VERBS:
             j = i + 1
