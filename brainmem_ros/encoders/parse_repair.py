@@ -43,8 +43,9 @@ _RESTING = frozenset({'on', 'in', 'under', 'by', 'beside', 'against', 'from', 'n
 def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     """``doc`` with the misreadings of the module mended: a posture verb read as a noun made a
     verb again, a resulting state read as the object's head a state, a scene's participle read
-    as the scene's verb the participle of the thing the scene is "with", and a household noun
-    read as a verb after a noun the head of its name again."""
+    as the scene's verb the participle of the thing the scene is "with", a household noun
+    read as a verb after a noun the head of its name again, one that opens a fragment ("towel
+    on the floor") its thing, and a name set off before the subject whom it addresses."""
     _mend_names(doc)
     _mend_vocatives(doc)
     _mend_nominals(doc)

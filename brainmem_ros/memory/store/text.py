@@ -269,7 +269,6 @@ def _columns(rows: Sequence[tuple[Any, ...]]
             columns[2] if len(columns) > 2 else ())
 
 
-
 def _past_ties(ranked: list[int], scores: list[float], limit: int, ties: int
                ) -> tuple[list[int], list[float]]:
     """The best ``limit`` of a ranking, and as many more matches as runs of equal scores hid.
