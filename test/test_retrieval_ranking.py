@@ -343,17 +343,3 @@ def test_a_verb_of_the_question_finds_the_instrument_named_after_it(mem_factory:
         assert hits[0].unit.id == tool.id and hits[0].parts.lexical > 0.0
     mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_synonyms=0.0)
     assert tool.id not in {h.unit.id for h in mem.retrieve('heat the guest room', top_k=3)}
-
-
-def test_a_word_finds_its_irregular_forms(mem_factory: Any) -> None:
-    """The stemmer reads "knives" as "knive" and "drove" as "drove": WordNet's irregular forms
-    are searched too, so "where are the knives?" finds the knife."""
-    mem: BrainMem = mem_factory(clock=lambda: T0 + 86400)
-    _store(mem, [ObservationInput(r.text, stamp=T0 - 86400 + r.stamp % 86400, episode_id=r.episode_id)
-                 for r in routine(300)])
-    knife = mem.store('The bread knife is in the top drawer by the sink.', stamp=T0)
-    hits = {h.unit.id: h.parts for h in mem.retrieve('where are the knives?', top_k=3)}
-    assert knife.id in hits and hits[knife.id].lexical > 0.0
-    mem.retriever.config = dataclasses.replace(mem.config.retrieval, lexical_forms=0.0)
-    hits = {h.unit.id: h.parts for h in mem.retrieve('where are the knives?', top_k=3)}
-    assert knife.id not in hits or hits[knife.id].lexical == 0.0

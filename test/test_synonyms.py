@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from brainmem_ros.memory.entity_names import aliases
-from brainmem_ros.memory.synonyms import alternatives, form_phrases, groups, synonym_phrases
+from brainmem_ros.memory.synonyms import alternatives, groups, synonym_phrases
 
 
 def test_a_word_is_grouped_only_by_its_most_frequent_sense_of_a_thing_or_act() -> None:
@@ -41,11 +41,3 @@ def test_a_verb_finds_its_instruments_but_an_instrument_not_its_verb() -> None:
     assert alternatives('the charger is broken') == {}
     # Instruments are not synonyms: the facts' names do not take them.
     assert 'charger' not in aliases('charge')
-
-
-def test_irregular_forms_the_stemmer_keeps_apart() -> None:
-    found = dict(form_phrases(['drive', 'knives', 'cat']))
-    assert found['drove'] == 'drive' and found['driven'] == 'drive'
-    assert found['knife'] == 'knives'
-    assert 'cat' not in found.values()  # regular: the stemmer brings "cats" and "cat" together
-    assert ('take', 'taken', 'took') in groups('f')

@@ -4,9 +4,7 @@ The encoder places "reading glasses" and "the spectacles" less close than a mont
 routine memories that repeat the question's other words, and BM25 sees no shared word at
 all; a user and a caption rarely choose the same word for a thing. A verb of the question
 also finds the instruments named after it ("clean the floor": "the vacuum cleaner";
-"charge the vacuum": "the vacuum charger"): a planner states the act, the memory the thing.
-And a word is also searched in its irregular forms, which the index's stemmer does not bring
-together ("drive the car" finds "drove the car", "knives" finds "knife"). The groups are
+"charge the vacuum": "the vacuum charger"): a planner states the act, the memory the thing. The groups are
 WordNet's (``data/synonyms.txt``, built by ``bench/wordnet_synonyms.py``), where a word
 belongs to a group only through its most frequent sense, so that a question's word is
 replaced only by what it usually means.
@@ -64,29 +62,6 @@ def synonyms_of(word: str) -> tuple[str, ...]:
                 found = list(_table(pos)[stem])
                 break
     return tuple(dict.fromkeys(found))
-
-
-@cache
-def _forms() -> dict[str, tuple[str, ...]]:
-    out: dict[str, set[str]] = {}
-    for group in groups('f'):
-        for w in group:
-            out.setdefault(w, set()).update(g for g in group if g != w)
-    return {w: tuple(sorted(s)) for w, s in out.items()}
-
-
-def form_phrases(words: Sequence[str]) -> list[tuple[str, str]]:
-    """(form, the query word it is a form of) for each irregular form of ``words`` that the
-    index's stemmer keeps apart ("drive": drove, driven; "knives": knife), not already in
-    ``words``, at most :data:`MAX_PHRASES`."""
-    seen = set(words)
-    out: list[tuple[str, str]] = []
-    for word in words:
-        for form in _forms().get(word, ()):
-            if form not in seen:
-                seen.add(form)
-                out.append((form, word))
-    return out[:MAX_PHRASES]
 
 
 def alternatives(text: str) -> dict[str, tuple[str, ...]]:

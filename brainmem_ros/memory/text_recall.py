@@ -22,7 +22,7 @@ from brainmem_ros.memory.query import (
 )
 from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.store.fts_idf import fts5_idf, idf
-from brainmem_ros.memory.synonyms import form_phrases, synonym_phrases
+from brainmem_ros.memory.synonyms import synonym_phrases
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,7 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
         pooled = cfg.lexical_pool_idf > 0.0 and len(words) > 1
         term_idf: dict[str, float] | None = None
         caps: dict[str, float] | None = None
-        forms = [(f, w, cfg.lexical_forms) for f, w in form_phrases(words)] if cfg.lexical_forms > 0.0 else []
-        alts = forms + [(s, w, cfg.lexical_synonyms) for s, w in synonym_phrases(q.text, [*words, *(
-            f for f, _, _ in forms)])] if cfg.lexical_synonyms > 0.0 else forms
+        alts = synonym_phrases(q.text, words) if cfg.lexical_synonyms > 0.0 else []
         searched = with_synonyms(store, cfg, words, alts) if alts else None
         if searched is not None:
             words, term_idf, caps = searched
@@ -105,19 +103,15 @@ def _phrase_df(words: Sequence[str], terms: Sequence[frozenset[str]] | None, hel
     return out
 
 
-Searched = tuple[list[str], dict[str, float], dict[str, float]]
-
-
-def with_synonyms(store: SqliteStore, cfg: RetrievalConfig, words: list[str],
-                  alts: list[tuple[str, str, float]]) -> Searched | None:
-    """The query words with the synonyms and forms some memory holds, each phrase's IDF, and
-    the cap on each one's weight: its share (``alts``: phrase, the word it stands for, share;
-    ``lexical_synonyms`` or ``lexical_forms``) x the IDF of the word it stands for.
+def with_synonyms(store: SqliteStore, cfg: RetrievalConfig, words: list[str], alts: list[tuple[str, str]]
+                  ) -> tuple[list[str], dict[str, float], dict[str, float]] | None:
+    """The query words with the synonyms some memory holds, each phrase's IDF, and the cap
+    on each synonym's weight: ``lexical_synonyms`` x the IDF of the word it stands for.
 
     The words, the synonyms and the words they stand for are tokenized and counted in one go.
     None for a store opened read-only, which cannot tokenize them.
     """
-    texts = words + [s for s, _, _ in alts] + [src for _, src, _ in alts]
+    texts = words + [s for s, _ in alts] + [src for _, src in alts]
     terms = store.terms_of(texts)
     if terms is None:
         return None
@@ -127,12 +121,12 @@ def with_synonyms(store: SqliteStore, cfg: RetrievalConfig, words: list[str],
     out_idf = {p: idf[p] for p in map(fts_phrase, words) if p in idf}
     caps: dict[str, float] = {}
     kept = list(words)
-    for syn, source, share in alts:
+    for syn, source in alts:
         phrase = fts_phrase(syn)
         if phrase not in df or df[phrase] >= cfg.lexical_max_df:
             continue
         out_idf[phrase] = idf[phrase]
-        caps[phrase] = share * min(idf[phrase], idf.get(fts_phrase(source), idf[phrase]))
+        caps[phrase] = cfg.lexical_synonyms * min(idf[phrase], idf.get(fts_phrase(source), idf[phrase]))
         kept.append(syn)
     return kept, out_idf, caps
 
