@@ -129,6 +129,11 @@ class ReadingBase:
                    and not any(NOUN_TYPES.get(w) in _OTHERS_PARTS for w in words[:i])
                    for i in range(1, len(words)))
 
+    def _hand_holder(self, hand: Token) -> str:
+        """Who has what the robot's ``hand`` has: the speaker's "my hand", else :data:`HELD`."""
+        mine = any(c.dep_ == 'poss' and c.lower_ == 'my' for c in hand.children)
+        return self.speaker if mine and self.speaker else HELD
+
 
 # Kinds of thing whose screen, speaker or sensor is no part of the robot.
 _OTHERS_PARTS = frozenset({'appliance', 'place'})

@@ -286,8 +286,7 @@ class PlaceReading(MeasureReading):
         hand = next((o for o in prep.children if o.dep_ == 'pobj' and self._is_self(o.lemma_.lower())), None)
         if word not in {'in', 'into'} or hand is None:
             return ''
-        mine = any(c.dep_ == 'poss' and c.lower_ == 'my' for c in hand.children)
-        return self.speaker if mine and self.speaker else HELD
+        return self._hand_holder(hand)
 
     def _holding(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"Ethan holding a bottle of wine", "Mia is carrying the laundry basket", "a little girl
@@ -339,10 +338,9 @@ class PlaceReading(MeasureReading):
         hand = next((c for c in tok.children if c.dep_ == 'nsubj' and self._is_self(c.lemma_.lower())), None)
         if self._verb_lemma(tok) not in _CLOSING or tok.tag_ not in {'VBD', 'VBN'} or hand is None:
             return []
-        mine = self.speaker and any(c.dep_ == 'poss' and c.lower_ == 'my' for c in hand.children)
         objects = [o for p in tok.children if p.dep_ == 'prep' and p.lower_ in {'on', 'around'}
                    for o in p.children if o.dep_ == 'pobj']
-        return [StateChange(names[t.i], 'location', '', self.speaker if mine else HELD)
+        return [StateChange(names[t.i], 'location', '', self._hand_holder(hand))
                 for t in self._things(objects, names)]
 
     def _said_by_speaker(self, tok: Token) -> bool:

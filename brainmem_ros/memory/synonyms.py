@@ -2,12 +2,12 @@
 
 The encoder places "reading glasses" and "the spectacles" less close than a month of
 routine memories that repeat the question's other words, and BM25 sees no shared word at
-all; a user and a caption rarely choose the same word for a thing. A verb of the question
-also finds the instruments named after it ("clean the floor": "the vacuum cleaner";
-"charge the vacuum": "the vacuum charger"): a planner states the act, the memory the thing. The groups are
+all; a user and a caption rarely choose the same word for a thing. The groups are
 WordNet's (``data/synonyms.txt``, built by ``bench/wordnet_synonyms.py``), where a word
 belongs to a group only through its most frequent sense, so that a question's word is
-replaced only by what it usually means.
+replaced only by what it usually means. A verb of the question also finds the instruments
+named after it ("clean the floor": "the vacuum cleaner"; "charge the vacuum": "the vacuum
+charger"): a planner states the act, the memory the thing.
 """
 
 from __future__ import annotations

@@ -80,11 +80,13 @@ class TextSearch(Connection):
             phrases = list(term_idf)
             bm25 = fts_idf.rescored(bm25, phrases, self._hits(phrases, ids), term_idf, pool_idf, term_caps)
         order = np.argsort(bm25, kind='stable')  # bm25: lower is better; newer first among equals
+        ordered = -bm25[order]
         ranked = ids[order].tolist()
-        scores = (-bm25[order]).tolist()
+        scores = ordered.tolist()
         window = dict(zip(ranked, scores, strict=True))
-        if ties > 0:
-            ranked, scores = _past_ties(ranked, scores, limit, ties)
+        if ties > 0 and len(ranked) > limit:
+            picked = _past_ties(ordered, limit, ties)
+            ranked, scores = [ranked[i] for i in picked], [scores[i] for i in picked]
             limit = len(ranked)
         if unit_filter.narrows:
             return list(zip(ranked[:limit], scores[:limit], strict=True)), window
@@ -269,9 +271,9 @@ def _columns(rows: Sequence[tuple[Any, ...]]
             columns[2] if len(columns) > 2 else ())
 
 
-def _past_ties(ranked: list[int], scores: list[float], limit: int, ties: int
-               ) -> tuple[list[int], list[float]]:
-    """The best ``limit`` of a ranking, and as many more matches as runs of equal scores hid.
+def _past_ties(scores: npt.NDArray[np.float64], limit: int, ties: int) -> list[int]:
+    """Positions in a ranking (``scores``, best first) of its best ``limit``, and of as many
+    more matches as runs of equal scores hid.
 
     Memories with one BM25 score hold the same query words in texts of one length: a
     routine logged a hundred times ("The book is on the charging dock.", "The bowl is on
@@ -280,15 +282,11 @@ def _past_ties(ranked: list[int], scores: list[float], limit: int, ties: int
     candidate. So the best ``limit`` matches counting at most ``ties`` of each run are
     candidates too; the runs stay whole among the best ``limit`` (typicality counts them).
     """
-    s = np.asarray(scores)
-    if len(s) <= limit:
-        return ranked, scores
-    new_run = np.ones(len(s), dtype=bool)
-    new_run[1:] = ~np.isclose(s[1:], s[:-1], rtol=1e-9, atol=0.0)
+    new_run = np.ones(len(scores), dtype=bool)
+    new_run[1:] = ~np.isclose(scores[1:], scores[:-1], rtol=1e-9, atol=0.0)
     starts = np.flatnonzero(new_run)
-    rank_in_run = np.arange(len(s)) - starts[np.cumsum(new_run) - 1]
-    keep = np.zeros(len(s), dtype=bool)
+    rank_in_run = np.arange(len(scores)) - starts[np.cumsum(new_run) - 1]
+    keep = np.zeros(len(scores), dtype=bool)
     keep[:limit] = True
     keep[np.flatnonzero(rank_in_run < ties)[:limit]] = True
-    picked = np.flatnonzero(keep)
-    return [ranked[i] for i in picked], s[picked].tolist()
+    return np.flatnonzero(keep).tolist()
