@@ -368,6 +368,11 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ("Picked 'cup_1' from 'shelf_3'", {('cup 1', 'location', HELD)}),
     # What the robot's gripper closes on, it holds.
     ("[gripper_controller] Gripper closed on object 'bottle'", {('bottle', 'location', HELD)}),
+    # A detector's person is the person named ("person 'Alice'" had filed a "person"), and a
+    # report's capitalised verb before a name is no part of it ("Detected Alice" was one name).
+    ("Detected person 'Alice' in 'living_room'", {('alice', 'location', 'living room')}),
+    ('Detected Alice in the kitchen.', {('alice', 'location', 'kitchen')}),
+    ('Saw Alice in the living room.', {('alice', 'location', 'living room')}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

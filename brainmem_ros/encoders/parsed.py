@@ -258,7 +258,7 @@ _DEGREE_SIGN = re.compile(r'(\d)\s?[°º]\s?(?:[CF]\b)?')
 # A generic kind before a quoted name in a log ("Placed object 'red_box' on surface 'table_2'"):
 # the parser takes the kind for the thing, and "surface" for the place; the name alone reads right.
 _KIND_BEFORE_NAME = re.compile(r"\b(?:object|item|surface|location|target|position|waypoint|region|area|zone|"
-                               r"instance|entity)\s+(?=(['\"])[\w-]+\1)", re.IGNORECASE)
+                               r"instance|entity|person|human)\s+(?=(['\"])[\w-]+\1)", re.IGNORECASE)
 # A log's identifier in quotes (a digit or an underscore in it): the tagger reads the quotes
 # as the end of a clause ("Picked 'cup_1' from 'shelf_3'" parsed "Picked" as an adjective).
 _QUOTED_WORD = re.compile(r"(?<![\w'\"])(['\"])([A-Za-z][A-Za-z-]*(?:[_\d][\w-]*))\1(?![\w'\":])")

@@ -17,6 +17,13 @@ particle) and after each preposition of place; what is read is the same words.
 'Left wheel motor overheated'
 >>> articled('Failed to create plan to kitchen', frozenset({'fail', 'create'}), {})  # an infinitive
 'Failed to create plan to the kitchen'
+
+A report that opens with a capitalised past form right before a name ("Detected Alice in the
+kitchen", "Spotted Bob by the door") is parsed with the verb in lower case: capitalised, the
+tagger read it as the first word of the name ("Detected Alice", somebody at the kitchen).
+
+>>> articled('Spotted Bob by the door', frozenset({'spot'}), {})
+'spotted Bob by the door'
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ _ACTIVITY_VERBS = frozenset({'attempt', 'try', 'retry', 'start', 'begin', 'finis
 # Verbs whose "to" is an infinitive's, not a place's ("Failed to create plan to kitchen").
 _INFINITIVE_VERBS = frozenset({'fail', 'try', 'attempt', 'want', 'need', 'manage', 'forget', 'refuse',
                                'decide', 'plan', 'start', 'begin', 'continue', 'remember', 'agree', 'choose'})
+_QUOTES = frozenset({"'", '"'})
 # Words after which a new clause's verb may come ("opened fridge, took out milk").
 _CLAUSE = frozenset({',', ';', 'and', 'then'})
 
@@ -55,6 +63,11 @@ def articled(text: str, verbs: frozenset[str], irregular: dict[str, list[str]]) 
     head = _PREFIX.match(text)
     start = head.end() if head else 0
     words = [(m.start() + start, m.group()) for m in _WORD.finditer(text[start:])]
+    name = next((w for _, w in words[1:3] if w not in _QUOTES), '')  # "Detected 'Alice' in ..."
+    if name[:1].isupper() and words[0][1][:1].isupper() and words[0][1][1:].islower() \
+            and _past(words[0][1], verbs, irregular):
+        pos, verb = words[0]
+        text = text[:pos] + verb.lower() + text[pos + len(verb):]
     if not words or not _past(words[0][1], verbs, irregular) \
             or any(w.lower() in _DETERMINERS for _, w in words):
         return text
