@@ -373,6 +373,35 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ("Detected person 'Alice' in 'living_room'", {('alice', 'location', 'living room')}),
     ('Detected Alice in the kitchen.', {('alice', 'location', 'kitchen')}),
     ('Saw Alice in the living room.', {('alice', 'location', 'living room')}),
+    # A tracker's frame is where the thing is; a reference frame of the map is no place.
+    ('[object_tracker]: track id=7 class=mug color=red frame=kitchen_counter conf=0.92',
+     {('red mug', 'location', 'kitchen counter')}),
+    ('det class=cup frame=world conf=0.9', set()),
+    # A change written with an arrow after "changed".
+    ('[ha_bridge]: sensor.dishwasher_status changed idle -> running', {('dishwasher', 'state', 'running')}),
+    # A task that placed its thing leaves it at the task's place.
+    ('[manipulation_server]: place succeeded: object=blue_mug target=dishwasher_top_rack',
+     {('blue mug', 'location', 'dishwasher top rack')}),
+    # A behaviour tree's node names its task; a gripper flag says the thing is held.
+    ('bt_executor | tick=1233 | node=HandOver | status=SUCCESS | object=tv_remote | recipient=Sam',
+     {('tv remote', 'location', 'sam')}),
+    ('bt | node=DetectObject | status=SUCCESS | object=tv_remote | in_gripper=true',
+     {('tv remote', 'location', HELD)}),
+    # A detector's person is the record's subject, not the software that logged it.
+    ('bt_executor | tick=1801 | node=DetectPerson | status=SUCCESS | person=Sam | location=kitchen',
+     {('sam', 'location', 'kitchen')}),
+    # Whose a detected thing is; who holds it says more than the room.
+    ('{"t": 1719832800.0, "det": "keys", "owner_tag": "anna", "surface": "hall_console", "conf": 0.91}',
+     {("anna's key", 'location', 'hall console')}),
+    ('{"det": "keys", "owner_tag": "anna", "held_by": "person:Anna", "room": "hallway", "conf": 0.78}',
+     {("anna's key", 'location', 'anna')}),
+    # A change of one attribute of a device, old and new.
+    ('state_changed entity_id=climate.living_room attribute=temperature old=18 new=20',
+     {('living room climate', 'temperature', '20')}),
+    # The thing after a time stamp is the subject of every field.
+    ('2024-06-11T09:28:20Z vacuum.robovac state=charging location=dock battery_level=39',
+     {('robovac vacuum', 'state', 'charging'), ('robovac vacuum', 'location', 'dock'),
+      ('robovac vacuum battery', 'level', '39')}),
 ])
 def test_common_log_formats(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

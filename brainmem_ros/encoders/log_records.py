@@ -29,21 +29,23 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from brainmem_ros.encoders.lexicon import NOUN_TYPES, participle_states
+from brainmem_ros.encoders.lexicon import NOUN_TYPES
 from brainmem_ros.encoders.log_commands import STEP_VERBS
-from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes, undone
-from brainmem_ros.encoders.reading_base import DEVICE_KINDS, HELD, PARTIAL, POWER
-from brainmem_ros.encoders.reading_measures import IN_PROGRESS
+from brainmem_ros.encoders.log_tasks import task_changes, undone
+from brainmem_ros.encoders.reading_base import DEVICE_KINDS, HELD, POWER
 from brainmem_ros.encoders.record_fields import (
     ASIDE,
     BATTERY_KEYS,
     COLON,
     COLOUR_KEYS,
     CONFIDENCE,
+    DETECTION_KEYS,
+    GRIPPED_KEYS,
     HOLDER_KEYS,
     MEASURES,
+    OWNER_KEYS,
     PLACE_KEYS,
-    ROLE_KEYS,
+    REFERENCE_FRAMES,
     STATE_KEYS,
     THING_KEYS,
     Field,
@@ -52,14 +54,9 @@ from brainmem_ros.encoders.record_fields import (
     role_key,
     split_fields,
 )
-from brainmem_ros.encoders.record_merge import PROCESS_STATES
-from brainmem_ros.encoders.record_names import ENTITY_DOMAINS, RECORD_PLACE_PREPS, RecordNames, entity_id
-from brainmem_ros.memory.entity_names import entity_key
+from brainmem_ros.encoders.record_names import ENTITY_DOMAINS, RECORD_PLACE_PREPS, entity_id
+from brainmem_ros.encoders.record_values import ARROW, RecordValues
 from brainmem_ros.memory.types import StateChange, normalise_name
-
-_CYCLE = PROCESS_STATES | frozenset(IN_PROGRESS.values())  # an appliance's: "finished", "running"
-# What software writes where it has no value: no state of the thing.
-_NO_VALUE = frozenset({'unavailable', 'unknown', 'none', 'null', 'nan', 'undefined'})
 
 # Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a bracket,
 # a word in capitals or a measure's key before its number ("temp 21 C"). Prose has none.
@@ -69,13 +66,11 @@ _RECORD = re.compile(r'[|={}<>\[\]]|->|→|:\s|\s-\s|\w;\w|\b[A-Z]{2,}\b|(?i:\bs
                      rf'\b(?:{"|".join(sorted(ENTITY_DOMAINS))})\.[a-z][a-z0-9]*\b')  # "light.porch"
 _QUOTED_PROSE = re.compile(r'"([^"]{8,})"')
 _TAGGED_PROSE = re.compile(r'^\s*([\w\[\]().,=<>-]+):\s+(.+)$')  # "VLM: ...", "vlm_diff(t0): ..."
-_ARROW = re.compile(r'\s*(?:->|=>|→)\s*')
-_READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
-_PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 # A field that denies or doubts what it names.
 _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
                      r'failed|unknown|searching|looking)\b', re.IGNORECASE)
 _STAMPS = re.compile(r'^(?:\S*\d\S*\s+)+')  # leading words with digits: time stamps, frame and track ids
+_YES = frozenset({'true', 'yes', '1'})
 _MAX_NESTING = 8  # fields within a field ("tag: thing: state") are read at most this deep
 # Words between a thing and its state in a telegraphic line: the state holds.
 _LINKING = frozenset({'left', 'still', 'now', 'is', 'was', 'are', 'were', 'remains', 'stays', 'kept',
@@ -89,13 +84,12 @@ _SWITCHED = re.compile(r'^(.+?)\s+(?:was\s+|got\s+)?(?:turned|switched|powered)\
 # at dock door 5", "backpack APPEARED at bench", "mug_blue moved from sink to drying_rack".
 _ARRIVING = re.compile(r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:from\s+(.+?)\s+)?'
                        r'(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
-# Things that open and close, never switch: a sensor's "on" and "off" for one are open and closed.
-_OPENINGS = frozenset({'door', 'window', 'gate', 'hatch', 'lid', 'shutter', 'skylight'})
 _SET = re.compile(r'^(.+?)\s+(?:was\s+)?set\s+to\s+(.+?)\s*$', re.IGNORECASE)
 _SETTING_VALUE = re.compile(r'^[-+]?\d+(?:[.,]\d+)?\s?(?:%|°\s?[CF]?|[A-Za-z]{1,8})?$')  # "19 degrees"
-_DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')  # an entity id's domain: "sensor." of "sensor.fridge_temp"
 # A thing's state reported as a change: "lock.front_door changed from unlocked to locked".
-_CHANGED = re.compile(r'''(?i)^(.+?)\s+(?:stat\w*\s+)?changed\s+(?:from\s+(\S+)\s+)?to\s+['"]?([-+\w.]+)''')
+# (Also "sensor.dishwasher_status changed idle -> running".)
+_CHANGED = re.compile(r'''(?i)^(.+?)\s+(?:stat\w*\s+)?changed:?\s+(?:(?:from\s+)?(\S+)\s+)?'''
+                      r'''(?:to|->|=>|→)\s+['"]?([-+\w.]+)''')
 # Words after a thing that say its state is reported: "front_door state changed: closed -> open".
 _REPORTED = frozenset({'changed', 'change', 'changes', 'updated', 'update', 'is', 'now'})
 
@@ -107,7 +101,7 @@ def _keyed(text: str) -> tuple[Field, ...]:
     return tuple((role_key(k) if k is not None else None, v) for k, v in split_fields(text))
 
 
-class RecordReader(RecordNames):
+class RecordReader(RecordValues):
     """Reads the state changes of log records (see the module); names as
     :class:`~brainmem_ros.encoders.record_names.RecordNames` does."""
 
@@ -124,6 +118,7 @@ class RecordReader(RecordNames):
         subject, found = self._subject(fields)
         relation = next((v.replace('_', ' ').lower() for k, v in fields if k in {'rel', 'relation'}), '')
         before = ''
+        held: list[StateChange] = []
         for i, (key, value) in enumerate(fields):
             holder = self._holder(fields, i) or subject
             if key is None:
@@ -132,7 +127,8 @@ class RecordReader(RecordNames):
                 found += lone or (self._pair(value) if not (holder and self._place_field(value)) else [
                     StateChange(holder, 'location', '', self.place(value))])
             elif key in PLACE_KEYS:
-                if holder and (key != 'target' or relation in _PLACE_RELATIONS):
+                if holder and (key != 'target' or relation in _PLACE_RELATIONS) \
+                        and value.strip().lower() not in REFERENCE_FRAMES:
                     found += [StateChange(holder, 'location', '', p) for p in [self.place(value, keyed=True)]
                               if p and p != holder]
             elif key in STATE_KEYS:
@@ -140,17 +136,23 @@ class RecordReader(RecordNames):
                 # ("<state>finished</state>"); a "status" may be its task's ("status=done").
                 found += (self._state(holder, value, keyed=True, process=key == 'state') if holder else []
                           ) or self._pair(value)
+            elif key in GRIPPED_KEYS and holder and value.lower() in _YES:  # "in_gripper=true"
+                found.append(StateChange(holder, 'location', '', HELD))
             elif key in HOLDER_KEYS:
                 who = person(value)
-                found += [StateChange(holder, 'location', '', who)] if holder and who else []
+                # Who has the thing says more than the room it is in: read last, it stands.
+                held += [StateChange(holder, 'location', '', who)] if holder and who else []
             elif key == 'from':
                 before = value
+            elif key == 'to' and (measure := next((v for k, v in fields if k == 'attribute'), '')):
+                found += self._reading(measure.strip().lower(), value, subject)  # "attribute=temperature"
             elif key == 'to':
                 found += (self._state(subject, value) or [
                     StateChange(subject, 'location', self.place(before), p) for p in [self.place(value)] if p]
                 ) if subject else []
             else:
                 found += self._reading(key, value, holder)
+        found += held
         # What a task that succeeded did to its thing outweighs its fields' own reading.
         done = task_changes(self, fields)
         told = {(d.object, d.attribute) for d in done}
@@ -182,10 +184,14 @@ class RecordReader(RecordNames):
         """The thing the record is about, and where it is when a detection says so."""
         colour = next((v.strip().lower() for k, v in fields
                        if k in COLOUR_KEYS and v.strip().isalpha()), '')
+        owner = next((v.strip().lower() for k, v in fields if k in OWNER_KEYS and v.strip().isalpha()), '')
         for key, value in fields:
-            if key in THING_KEYS and (named := self.thing(value, keyed=True)):
-                # "label=mug color=blue": the blue mug, not the white one.
-                return (f'{colour} {named}' if colour and colour not in named.split() else named), []
+            if key in DETECTION_KEYS and (who := person(value)):
+                return who, []  # "person=Sam location=kitchen"
+            if key in THING_KEYS | DETECTION_KEYS and (named := self.thing(value, keyed=True)):
+                # "label=mug color=blue": the blue mug, not the white one; "owner_tag": "anna": hers.
+                named = f'{colour} {named}' if colour and colour not in named.split() else named
+                return (f"{owner}'s {named}" if owner else named), []
         if any(k in STATE_KEYS for k, _ in fields):  # "state_clf | target=kettle | pred=boiling"
             for key, value in fields:
                 if key == 'target' and (named := self.thing(value, keyed=True)):
@@ -202,9 +208,10 @@ class RecordReader(RecordNames):
         # before the source's bare word does.
         stated = next((t for k, v in fields if k is None and (pair := COLON.match(v))
                        and self._state(t := self.thing(pair.group(1)), pair.group(2)) and t), '')
-        # "detect: toolbox conf=0.91 loc=garage_floor": the thing after the software's tag.
-        return stated or next((t for k, v in fields
-                               if k is None and (t := self.thing(v.rsplit(': ', 1)[-1]))), ''), []
+        # "detect: toolbox conf=0.91 loc=garage_floor": the thing after the software's tag (and
+        # after a time stamp: "2024-06-11T09:28:20Z vacuum.robovac state=charging location=dock").
+        return stated or next((t for k, v in fields if k is None and (
+            t := self.thing(v.rsplit(': ', 1)[-1]) or self.thing(_STAMPS.sub('', v)))), ''), []
 
     def _holder(self, fields: list[Field], i: int) -> str:
         """The thing a role field right after a bare thing belongs to ("fire door 3 status=OPEN")."""
@@ -231,63 +238,6 @@ class RecordReader(RecordNames):
         words = value.split()
         return bool(words) and words[0].lower() in RECORD_PLACE_PREPS and bool(self.place(value))
 
-    def _reading(self, key: str, value: str, holder: str) -> list[StateChange]:
-        """A battery level ("batt=54%", "battery=0.23 (23%)"), a thing's measure ("temp=96C") or
-        a contact sensor's reading."""
-        if key == 'contact' and holder and value.lower() in {'true', 'false'}:  # a door sensor's magnet
-            return [StateChange(holder, 'state', '', 'closed' if value.lower() == 'true' else 'open')]
-        if key in BATTERY_KEYS:
-            level = _PERCENT.search(value) or _READING.match(value.strip())
-            got = ' '.join(level.group(0).replace('%', ' %').split()) if level else ''  # as parsed: "87 %"
-            # A device's own battery ("vacuum.roborock battery=80"); else, or a dock's, the robot's.
-            own = holder if holder and self._kind(holder) in DEVICE_KINDS and holder[-4:] != 'dock' else ''
-            return [StateChange(f'{own} battery'.lstrip(), 'level', '', got)] if got else []
-        if key in MEASURES and holder and _READING.match(value.strip()):
-            return [StateChange(holder, MEASURES[key], '', value.strip())]
-        if measured := self._measured(key, value):
-            return measured
-        thing = self.thing(key) if key not in ROLE_KEYS | CALL_KEYS else ''
-        # A home-automation entity's value is its state, whatever the word ("vacuum.robot_vac:
-        # cleaning").
-        return self._state(thing, value, keyed=entity_id(key)) if thing else []
-
-    def _measured(self, name: str, value: str) -> list[StateChange]:
-        """A reading of the thing a name's last word measures: "fridge_temp=5.2C",
-        "sensor.fridge_temperature: 4.2 °C" (the fridge's temperature)."""
-        dotted = _DOMAIN.sub('', self.unquoted(name).strip())  # (and "Item 'LivingRoom_Temperature'")
-        thing, _, measure = dotted.replace(' ', '_').rpartition('_')
-        if measure.lower() not in MEASURES or not _READING.match(value.strip()):
-            return []
-        holder = self.thing(thing, keyed=True)
-        return self._reading(measure.lower(), value, holder) if holder else []
-
-    def _state(self, thing: str, value: str, *, keyed: bool = False, process: bool = False
-               ) -> list[StateChange]:
-        """``thing`` is in the state ``value`` names (the last of "closed->open"); ``keyed``: any word
-        under a state key ("state=brewing"), else a state word; ``process``: also a word of a
-        task's progress ("finished")."""
-        words = _ARROW.split(ASIDE.sub(' ', value).strip())[-1].split()
-        while words and CONFIDENCE.match(words[-1]):
-            words.pop()  # "OPEN conf=0.88" (its key is gone), "closed 0.99"
-        if len(words) != 1:
-            return []
-        word = words[0].lower().strip('.!"\'')
-        if word == HELD:
-            return [StateChange(thing, 'location', '', HELD)]
-        degree, _, state = word.replace('-', '_').partition('_')
-        if degree in PARTIAL and state in self.states and state not in POWER:
-            return [StateChange(thing, 'state', '', f'{degree} {state}')]  # "pred=half_open"
-        named = (keyed and word.isalpha() and word not in ROLE_KEYS | _NO_VALUE) or (
-            process and word in _CYCLE)
-        if (word not in self.states and not named) or (word in PROCESS_STATES and not process):
-            return []
-        if word in POWER and entity_key(thing).rsplit(' ', 1)[-1] in _OPENINGS:  # (of "window kitchen" too)
-            # A door is not switched: a door sensor's "on" is open ("binary_sensor.back_door: on").
-            return [StateChange(thing, 'state', '', 'open' if word == 'on' else 'closed')]
-        # "door_front: opened" is open, as "opened the front door" reads.
-        value = participle_states().get(word, word)
-        return [StateChange(thing, 'power' if word in POWER else 'state', '', value)]
-
     def _pair(self, value: str, depth: int = 0) -> list[StateChange]:
         """A field with no key: "TV: OFF", "ward door -> OPEN", "window OPEN", "mug held",
         "umbrella moved: entrance -> coat rack", "room 204 temp 17 C", "batt 54%"."""
@@ -301,10 +251,10 @@ class RecordReader(RecordNames):
             left, right = colon.group(1), colon.group(2)
             words = left.split()
             moved = [i for i in (0, len(words) - 1) if words[i].lower() in {'moved', 'relocated'}]
-            if len(words) >= 2 and moved and _ARROW.search(right):
+            if len(words) >= 2 and moved and ARROW.search(right):
                 # "thermos moved: hall bench -> windowsill", "moved thermos: ...": from one to the other.
                 named = words[1:] if moved[0] == 0 else words[:-1]
-                thing, place = self.tail_thing(' '.join(named)), self.place(_ARROW.split(right)[-1])
+                thing, place = self.tail_thing(' '.join(named)), self.place(ARROW.split(right)[-1])
                 return [StateChange(thing, 'location', '', place)] if thing and place else []
             got = self._pair(right, depth + 1)
             while len(words) >= 2 and words[-1].lower() in _REPORTED:
@@ -321,8 +271,8 @@ class RecordReader(RecordNames):
                 if not got and (done := done_by(right, self.states)) != right:
                     got = self._state(thing, done.split()[-1])  # "lock.front_door: unlocked by Alice"
             return got or self._measured(left, right)
-        parts = _ARROW.split(value)
-        if len(parts) >= 2:
+        parts = ARROW.split(value)
+        if len(parts) >= 2 and not _CHANGED.match(value):  # ("X changed idle -> running": below)
             return self._transition(parts[-2], parts[-1]) or self._pair(parts[-1], depth + 1)
         return self._telegraphic(value)
 
@@ -349,12 +299,6 @@ class RecordReader(RecordNames):
         if place and place.split()[-1] not in NOUN_TYPES and place.split()[-1] not in self.nouns:
             place = ''
         return self._state(thing, right) or ([StateChange(thing, 'location', '', place)] if place else [])
-
-    def _kind(self, name: str) -> str | None:
-        """The household kind of the thing ``name`` names or heads (``NOUN_TYPES``: "washing
-        machine", "fridge"), or None."""
-        head = name.rsplit(maxsplit=1)[-1]
-        return NOUN_TYPES.get(name) or NOUN_TYPES.get(head) or NOUN_TYPES.get(self._singular(head))
 
     def _telegraphic(self, value: str) -> list[StateChange]:
         words = value.split()

@@ -17,15 +17,19 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from brainmem_ros.encoders.reading_base import HELD
-from brainmem_ros.encoders.record_fields import CONFIDENCE, THING_KEYS, Field, person
+from brainmem_ros.encoders.record_fields import CONFIDENCE, PLACE_KEYS, THING_KEYS, Field, person
 from brainmem_ros.memory.types import StateChange
 
 
 class Namer(Protocol):
-    """What names a record's thing (:class:`~brainmem_ros.encoders.log_records.RecordReader`)."""
+    """What names a record's thing and place (:class:`~brainmem_ros.encoders.log_records.RecordReader`)."""
 
     def thing(self, text: str, *, keyed: bool = False) -> str:
         """``text`` as the name of a thing, or ''."""
+        ...
+
+    def place(self, text: str, *, keyed: bool = False) -> str:
+        """``text`` as the name of a place, or ''."""
         ...
 
 
@@ -38,6 +42,9 @@ _DONE_STATES = {
 }
 # Verbs of a task that leaves its thing in the robot's gripper.
 _HOLDING = frozenset({'pick', 'pickup', 'grasp', 'grab', 'lift'})
+# Verbs of a task that leaves its thing where the record's place field says ("place succeeded:
+# object=blue_mug target=dishwasher_top_rack").
+_PLACING = frozenset({'place', 'put', 'putdown', 'drop', 'stow', 'store'})
 # Verbs of a task that leaves its thing with the person it is for.
 _HANDING = frozenset({'fetch', 'bring', 'deliver', 'hand', 'handover', 'give', 'serve'})
 # Keys of the person such a task is for ("deliver_to=Maya"); a bare name there is a person's.
@@ -57,7 +64,10 @@ _FAILED_AFTER = re.compile(r'(?:->|=>|→)\s*(?:error|fail(?:ed|ure)?|fault|time
 # A field of its own that drops the whole record ("| REJECTED (p<0.60)", "DISCARDED low_conf"),
 # or the verdict right after a confidence ("p=0.31 discarded (p<0.60)").
 _DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered', 'invalid'})
-_VERB_KEYS = frozenset({'service', 'action', 'task', 'cmd', 'command'})
+# A behaviour tree's node names its task in CamelCase ("node=PickObject", "node=HandOver").
+_VERB_KEYS = frozenset({'service', 'action', 'task', 'cmd', 'command', 'node', 'behavior', 'behaviour',
+                        'skill'})
+_CAMEL = re.compile(r'(?<=[a-z])(?=[A-Z])')
 #: Keys of what software is asked to do, which name no thing ("domain=light service=turn_off").
 CALL_KEYS = _VERB_KEYS | {'domain', 'job', 'type'}
 _TARGET_KEYS = THING_KEYS | {'target', 'entity_id', 'device'}
@@ -80,6 +90,9 @@ def task_changes(reader: Namer, fields: list[Field]) -> list[StateChange]:
         return [StateChange(thing, attribute, '', value)]
     if verb in _HOLDING:
         return [StateChange(thing, 'location', '', HELD)]  # "grasp OK object=red_cup"
+    if verb in _PLACING:
+        places = [reader.place(v, keyed=True) for k, v in fields if k in PLACE_KEYS]
+        return [StateChange(thing, 'location', '', p) for p in places[:1] if p]
     who = next((p for k, v in fields if (k == 'to' and (p := person(v, bare=False)))
                 or (k in _HANDED_TO and (p := person(v)))), '')
     return [StateChange(thing, 'location', '', who)] if verb in _HANDING and who else []
@@ -90,7 +103,7 @@ def _verb(fields: list[Field], leading: list[str]) -> str:
     record's leading field ("TASK#416 close"), before its ``leading`` outcome ("grasp OK")."""
     for key, value in fields:
         if key in _VERB_KEYS and value.strip():
-            return _bare_verb(value.strip().lower().split('.')[-1])
+            return _bare_verb(_CAMEL.sub('_', value.strip()).lower().split('.')[-1])
     if fields and fields[0][0] is None and fields[0][1].split():
         words = fields[0][1].split()[:-1] if leading else fields[0][1].split()
         return _bare_verb(words[-1].lower().rstrip(':'))
@@ -100,7 +113,8 @@ def _verb(fields: list[Field], leading: list[str]) -> str:
 def _leading_outcome(fields: list[Field]) -> list[str]:
     """A success word ending the record's leading field after its verb ("grasp OK object=...")."""
     words = fields[0][1].split() if fields and fields[0][0] is None else []
-    return [words[-1].lower()] if len(words) >= 2 and words[-1].lower() in _SUCCESS else []
+    last = words[-1].lower().rstrip(':') if words else ''  # ("place succeeded: object=...")
+    return [last] if len(words) >= 2 and last in _SUCCESS else []
 
 
 def _bare_verb(word: str) -> str:

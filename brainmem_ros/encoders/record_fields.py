@@ -43,16 +43,27 @@ HOLDER_KEYS = frozenset({'holder', 'held_by', 'carried_by', 'delivered_to', 'han
                          'recipient'})
 #: Keys of a thing's colour, which tells it from others of its kind ("label=mug color=blue").
 COLOUR_KEYS = frozenset({'color', 'colour'})
+# A pose's frame is where a thing is ("frame=kitchen_counter"), unless it is a reference
+# frame of the whole map (REFERENCE_FRAMES); a robot vacuum's "segment" is the room it cleans.
 PLACE_KEYS = frozenset({'loc', 'location', 'surface', 'on', 'at', 'in', 'place', 'room', 'area',
-                         'zone', 'where', 'target', 'region', 'dst', 'dest', 'destination'})
+                         'zone', 'where', 'target', 'region', 'dst', 'dest', 'destination', 'frame',
+                         'frame_id', 'segment'})
+REFERENCE_FRAMES = frozenset({'map', 'odom', 'world', 'earth', 'base_link', 'base_footprint'})
+#: Keys of what a detector saw, a thing or a person ("det": "keys", "person=Sam"): the record's
+#: thing when no thing key names one.
+DETECTION_KEYS = frozenset({'det', 'detection', 'detected', 'person', 'human'})
+#: Keys of whose a thing is ("owner_tag": "anna": Anna's keys).
+OWNER_KEYS = frozenset({'owner', 'owner_tag', 'owned_by', 'belongs_to'})
+#: Keys that say, true or false, whether the robot's gripper holds the thing.
+GRIPPED_KEYS = frozenset({'in_gripper', 'in_hand', 'grasped', 'gripped', 'attached'})
 STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction', 'new_state', 'hvac_mode'})
-BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc'})
+BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc', 'battery_level', 'battery_percentage'})
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',
             'current_temp': 'temperature', 'current_temperature': 'temperature',
             'setpoint': 'setting', 'set_point': 'setting', 'target_temp': 'setting',
             'target_temperature': 'setting', 'fill': 'level', 'fill_level': 'level', 'brightness': 'level'}
 ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) | HOLDER_KEYS | COLOUR_KEYS \
-    | {'from', 'to', 'rel', 'relation'}
+    | OWNER_KEYS | GRIPPED_KEYS | {'from', 'to', 'rel', 'relation', 'attribute'}
 
 
 # A person a field names: "user:Aroha" (any case), or a bare capitalised name ("Marcus").
