@@ -398,6 +398,20 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     # A change of one attribute of a device, old and new.
     ('state_changed entity_id=climate.living_room attribute=temperature old=18 new=20',
      {('living room climate', 'temperature', '20')}),
+    # A qualifier in brackets after the noun says which one ("towel (blue)"); a score ending a
+    # line of prose is no part of it (the parser made "conf=0.71" the line's verb).
+    ('[perception_node]: detected towel (blue) on bathroom_rail, conf=0.93',
+     {('blue towel', 'location', 'bathroom rail')}),
+    ('[WARN] [1718101500.010] [perception_node]: towel (white) on bathroom_floor, conf=0.71',
+     {('white towel', 'location', 'bathroom floor')}),
+    # An item's "_Power" is its thing's power; a side before a noun is no state ("right").
+    ("[vent.ItemStateChangedEvent] - Item 'CoffeeMachine_Power' changed from OFF to ON",
+     {('coffee machine', 'power', 'on')}),
+    ('DRAWER-CLS left drawer: OPEN conf=0.88 | right drawer: CLOSED conf=0.91',
+     {('left drawer', 'state', 'open'), ('right drawer', 'state', 'closed')}),
+    # A place field that names a holder.
+    ('ts=2024-05-02T08:20:00 tracker obj=glasses owner=grace loc=held_by:grace',
+     {("grace's glasses", 'location', 'grace')}),
     # The thing after a time stamp is the subject of every field.
     ('2024-06-11T09:28:20Z vacuum.robovac state=charging location=dock battery_level=39',
      {('robovac vacuum', 'state', 'charging'), ('robovac vacuum', 'location', 'dock'),

@@ -94,6 +94,12 @@ _CHANGED = re.compile(r'''(?i)^(.+?)\s+(?:stat\w*\s+)?changed:?\s+(?:(?:from\s+)
 _REPORTED = frozenset({'changed', 'change', 'changes', 'updated', 'update', 'is', 'now'})
 
 
+def _holder_named(value: str) -> str:
+    """The person a place field names as the thing's holder ("held_by:grace"), or ''."""
+    key, colon, who = value.partition(':')
+    return who.strip().lower() if colon and role_key(key) in HOLDER_KEYS and who.strip().isalpha() else ''
+
+
 @lru_cache(maxsize=16)
 def _keyed(text: str) -> tuple[Field, ...]:
     """The fields of ``text`` under their role keys: split once for both of a line's readings
@@ -126,6 +132,8 @@ class RecordReader(RecordValues):
                 lone = self._state(holder, value) if holder and len(value.split()) == 1 else []
                 found += lone or (self._pair(value) if not (holder and self._place_field(value)) else [
                     StateChange(holder, 'location', '', self.place(value))])
+            elif key in PLACE_KEYS and (who := _holder_named(value)):
+                held += [StateChange(holder, 'location', '', who)] if holder else []  # "loc=held_by:grace"
             elif key in PLACE_KEYS:
                 if holder and (key != 'target' or relation in _PLACE_RELATIONS) \
                         and value.strip().lower() not in REFERENCE_FRAMES:

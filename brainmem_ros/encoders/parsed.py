@@ -35,6 +35,7 @@ from brainmem_ros.encoders.reading_states import StateReading
 from brainmem_ros.encoders.record_merge import merged
 from brainmem_ros.encoders.telegraphic import articled
 from brainmem_ros.errors import ModelError
+from brainmem_ros.memory.entity_names import TRAILING
 from brainmem_ros.memory.types import Extraction, normalise_name
 
 if TYPE_CHECKING:
@@ -251,6 +252,11 @@ _ARGUMENTS = frozenset({'dobj', 'pobj', 'nsubj', 'nsubjpass', 'attr'})
 # a code. Not an initial before a name ("J. K. Rowling", "J. Smith" after a noun is rare).
 _CODE_AT_STOP = re.compile(r'\b([a-z]{2,}) ([A-Z])\.(?=\s*$|\s+(?:[A-Z][a-z]|[a-z]))')
 _SHOUTED = re.compile(r'\b[A-Z]{2,}\b')
+_QUALIFIED = re.compile(r'\b([A-Za-z]+) \(([A-Za-z]+)\)')  # "towel (blue)"
+# A detector's score ending a line of prose ("towel on bathroom_floor, conf=0.71"): no words,
+# and the parser made it the verb of the line. (Within a record's fields it is left alone: the
+# parse of the rest of the line then reads fields as prose.)
+_SCORE = re.compile(r',?\s*\b(?:conf(?:idence)?|score|prob)\s*[=:]\s*[\d.]+\s?%?\s*$')
 # A signed number after "at"/"to": the tagger reads its sign as punctuation and the parse
 # ends the sentence there ("The freezer is at -18 degrees"); "minus 18" parses as a number.
 _SIGN_AFTER_PREP = re.compile(r'(?<=\b(?:at|to|At|To) )[-\u2212](?=\d)')
@@ -283,7 +289,12 @@ def _stated(words: frozenset[str]) -> re.Pattern[str]:
 
 def _coded(text: str, nouns: frozenset[str]) -> str:
     """``text`` with a code ending a sentence after a noun set apart from its full stop
-    ("The key is in room A." -> "room A .")."""
+    ("The key is in room A." -> "room A ."), and a qualifier a log puts in brackets after its
+    noun put before it ("towel (blue)" -> "blue towel", which one it is; the parse had kept
+    the bracket out of the name)."""
+    text = _QUALIFIED.sub(lambda m: f'{m.group(2)} {m.group(1)}' if m.group(2).lower() in TRAILING
+                          and (m.group(1).lower() in nouns or m.group(1).lower()[:-1] in nouns)
+                          else m.group(), text)
     return _CODE_AT_STOP.sub(lambda m: f'{m.group(1)} {m.group(2)} .' if m.group(1) in nouns else m.group(),
                              text)
 
@@ -292,9 +303,10 @@ def _calm(text: str) -> str:
     """``text`` with its shouted state words in lower case ("garage door OPEN", "stove burner
     ON"): the tagger reads a word in capitals as a name, and the state is lost; and a sign
     after "at"/"to" written out ("at minus 18 degrees"), which :mod:`reading_states` reads back;
-    and a log's generic kind before a quoted name dropped ("on surface 'table_2'")."""
+    and a log's generic kind before a quoted name dropped ("on surface 'table_2'"), and a
+    detector's score ("conf=0.71")."""
     words = (state_words() | {'on', 'off'}) - {'ok'}  # "cameras OK" is a report, not a thing's state
-    text = _SIGN_AFTER_PREP.sub('minus ', text)
+    text = _SIGN_AFTER_PREP.sub('minus ', _SCORE.sub('', text))
     text = _DEGREE_SIGN.sub(r'\1 degrees', text)  # "4 °C": the tagger reads "°" as a number or a quote
     text = _QUOTED_WORD.sub(r'\2', _KIND_BEFORE_NAME.sub('', text))
     text = _IS_CONTRACTED.sub(r'\1 is ', text)  # "my phone's on the couch": is, not a possessive

@@ -41,6 +41,8 @@ _CAMEL = re.compile(r'(?<=[a-z])(?=[A-Z][a-z])')  # words run together: "LivingR
 _WATCHING = frozenset({'contact', 'sensor'})  # a sensor named after what it watches
 # Device kinds that control another thing, which their name names.
 _CONTROLS = frozenset({'switch', 'plug', 'outlet', 'relay', 'socket'})
+# A side before a thing's noun, which as a state word would say something else ("right").
+_HANDS = frozenset({'left', 'right'})
 # Verbs of seeing before a thing's name ("found car_keys at=hallway_console").
 _SIGHTED = frozenset({'found', 'seen', 'saw', 'spotted', 'detected', 'located', 'observed', 'noticed'})
 
@@ -152,7 +154,7 @@ class RecordNames:
         # An identifier's words are one name ("watering_can"): none of them is a function word.
         stop = frozenset() if _identifier(text) else self.stop
         if not head.isalpha() or (head not in self.nouns and not keyed) or head in stop or stated \
-                or any(w in self.states or w in stop for w in lowered[:head_at]):
+                or any((w in self.states and w not in _HANDS) or w in stop for w in lowered[:head_at]):
             return ''
         name = normalise_name(' '.join([*lowered[:head_at], head, *lowered[head_at + 1:]]))
         # The robot's own parts, named in the singular and alone: "batteries" in a drawer and

@@ -84,6 +84,8 @@ class RecordValues(RecordNames):
             process and word in _CYCLE)
         if (word not in self.states and not named) or (word in PROCESS_STATES and not process):
             return []
+        if word in POWER and thing.endswith(' power'):
+            thing = thing.removesuffix(' power')  # "Item 'CoffeeMachine_Power' changed from OFF to ON"
         if word in POWER and entity_key(thing).rsplit(' ', 1)[-1] in _OPENINGS:  # (of "window kitchen" too)
             # A door is not switched: a door sensor's "on" is open ("binary_sensor.back_door: on").
             return [StateChange(thing, 'state', '', 'open' if word == 'on' else 'closed')]

@@ -28,7 +28,7 @@ from brainmem_ros.memory.wordlists import word_list
 # Words that say whose or which thing, never what it is ("my keys" are the keys).
 DETERMINERS = word_list('fact_words.txt', 'determiners')
 # Qualifiers a software name puts after the thing's noun ("thermostat_hall").
-_TRAILING = word_list('fact_words.txt', 'trailing qualifiers')
+TRAILING = word_list('fact_words.txt', 'trailing qualifiers')
 # Parts that show their thing's state ("the thermostat display reads 20 degrees").
 _DISPLAYS = word_list('fact_words.txt', 'displays')
 #: Things named by what they hold or are of ("basil pot", "basil plant").
@@ -226,8 +226,8 @@ def qualifiers_first(words: Sequence[str]) -> list[str]:
     (['kitchen', 'window'], ['Front', 'Door'])
     """
     lowered = [w.lower() for w in words]
-    tail = next((n for n in range(len(words)) if lowered[len(words) - 1 - n] not in _TRAILING), len(words))
-    if 0 < tail < len(words) and lowered[0] not in _TRAILING:
+    tail = next((n for n in range(len(words)) if lowered[len(words) - 1 - n] not in TRAILING), len(words))
+    if 0 < tail < len(words) and lowered[0] not in TRAILING:
         return [*words[-tail:], *words[:-tail]]
     return list(words)
 
@@ -322,10 +322,10 @@ def closest(words: set[str], head: str, key_words: dict[str, set[str]]) -> list[
     []
     """
     same = {k: kw - {head} for k, kw in key_words.items() if k.split()[-1] == head}
-    qualifiers = (words - {head}) & _TRAILING
+    qualifiers = (words - {head}) & TRAILING
     # "red cup" is not the blue cup: qualifiers of both, none shared.
     fitting = {k: len(kw & words) for k, kw in same.items()
-               if not (qualifiers and kw & _TRAILING and not kw & qualifiers)}
+               if not (qualifiers and kw & TRAILING and not kw & qualifiers)}
     if not fitting:
         return []
     best = max(fitting.values())
