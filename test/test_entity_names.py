@@ -20,7 +20,8 @@ def test_docstring_examples_run() -> None:
 def test_fact_words_sections() -> None:
     sections = wordlists.sections('fact_words.txt')
     assert set(sections) == {'determiners', 'copulas', 'negations', 'spatial prepositions', 'name articles',
-                             'message tags', 'trailing qualifiers', 'displays', 'same things', 'containers'}
+                             'message tags', 'trailing qualifiers', 'displays', 'same things', 'containers',
+                             'opened by a door'}
     assert sections['name articles'] == {'the', 'a', 'an', 'my', 'its'}  # normalise_name's
     assert all(sections.values())
     assert "'s" in sections['copulas'] and 'the' in sections['determiners']

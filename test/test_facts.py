@@ -761,3 +761,27 @@ def test_where_the_places_are(mem: BrainMem) -> None:
     mem.store('a canvas satchel on a wicker bench on the sun porch', stamp=T0)
     assert mem.state_of('canvas satchel', attribute='location')[0].value == 'wicker bench'
     assert mem.state_of('wicker bench', attribute='location')[0].value == 'sun porch'
+
+
+def test_a_door_or_lid_open_or_closed_is_its_appliance_open_or_closed(mem: BrainMem) -> None:
+    mem.store('I closed the freezer door.', stamp=T0 + 50 * H)
+    assert mem.state_of('freezer', attribute='state')[0].value == 'closed'
+    assert mem.state_of('freezer door', attribute='state')[0].value == 'closed'
+    # A room's or a building's door is not the room open or closed.
+    mem.store('The pantry door is open.', stamp=T0 + 50 * H)
+    assert mem.state_of('pantry', attribute='state') == []
+
+
+def test_her_thing_is_the_person_the_sentence_names(mem: BrainMem) -> None:
+    mem.store("Ilse's scarf is on the hook by the door.", stamp=T0 + 51 * H)
+    mem.store("Tomas's scarf is on the hook too.", stamp=T0 + 51 * H + 60)
+    mem.store('Ilse took her scarf off the hook and left.', stamp=T0 + 52 * H)
+    assert mem.state_of("Ilse's scarf", attribute='location')[0].value == 'ilse'
+    assert mem.state_of("Tomas's scarf", attribute='location')[0].value == 'hook'
+
+
+def test_spare_batteries_are_things_not_the_robots_battery(mem: BrainMem) -> None:
+    mem.store('I put the spare batteries in the top drawer of the hall cabinet.', stamp=T0 + 53 * H)
+    assert 'drawer' in mem.state_of('spare batteries', attribute='location')[0].value
+    mem.store('My batteries are low.', stamp=T0 + 53 * H)  # the robot's own
+    assert all(f.entity != 'battery' for f in mem.state_of('battery') if f.attribute == 'state')

@@ -164,6 +164,9 @@ class EntityReading(ActionReading):
         # (The head's lemma too: "sensors"; with its modifiers: "television screen" is no part
         # of the robot.)
         lemma = ' '.join([*name.lower().split()[:-1], head_tok.lemma_.lower()])
+        if head_tok.tag_ in {'NNS', 'NNPS'} and head_tok.lower_ not in self.self_vocab \
+                and not any(c.lower_ in {'my', 'our'} for c in head_tok.children):
+            return False  # "the spare batteries": the robot has one battery (its plurals are listed)
         return self._is_self(name.lower()) or self._is_self(lemma)
 
     def _word(self, tok: Token, is_head: bool) -> str:

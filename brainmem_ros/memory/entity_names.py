@@ -31,6 +31,9 @@ DETERMINERS = word_list('fact_words.txt', 'determiners')
 TRAILING = word_list('fact_words.txt', 'trailing qualifiers')
 # Parts that show their thing's state ("the thermostat display reads 20 degrees").
 _DISPLAYS = word_list('fact_words.txt', 'displays')
+# Things open or closed as their door or lid is.
+_OPENED = word_list('fact_words.txt', 'opened by a door')
+_OPENINGS = frozenset({'door', 'lid'})
 #: Things named by what they hold or are of ("basil pot", "basil plant").
 CONTAINERS = word_list('fact_words.txt', 'containers')
 # "Note: ..." opens a message without naming who speaks.
@@ -102,6 +105,20 @@ def shown_by(name: str) -> str:
     return ' '.join(words[:-1]) if len(words) > 1 and singular(words[-1]) in _DISPLAYS else name
 
 
+def opened_by(name: str, state: str) -> str:
+    """The thing a door or lid named ``name`` opens and closes, when ``state`` says it is open
+    or closed; else ''.
+
+    >>> opened_by('the fridge door', 'ajar'), opened_by('washing machine lid', 'closed')
+    ('fridge', 'washing machine')
+    >>> opened_by('garage door', 'open'), opened_by('fridge door', 'sticky')
+    ('', '')
+    """
+    words, owner = name_words(name), name_words(name)[:-1]
+    opening = state.split()[-1:] in (['open'], ['closed'], ['ajar'])
+    return ' '.join(owner) if opening and owner and words[-1] in _OPENINGS and owner[-1] in _OPENED else ''
+
+
 def placed_first(name: str) -> str:
     """A name that says where its thing is after it, with the place first; ``name`` otherwise.
 
@@ -115,12 +132,15 @@ def placed_first(name: str) -> str:
     return ' '.join([*place, *thing]) if thing and place and len(place) <= 2 else name
 
 
-def owner_of(text: str, name: str, speaker: str = '') -> str:
+def owner_of(text: str, name: str, speaker: str = '', people: Sequence[str] = ()) -> str:
     """Whose the thing ``name`` is, as ``text`` says it: the speaker's for "my X", Emma's for
-    "Emma's X" (a capitalised name); '' when the text names no owner.
+    "Emma's X" (a capitalised name), and for "her X" or "his X" the last of ``people`` (the
+    persons the text names) named before it; '' when the text names no owner.
 
     >>> owner_of("Eli: my phone's on the couch", 'phone', 'eli'), owner_of("I filled Emma's bottle", 'bottle')
     ('eli', 'emma')
+    >>> owner_of('Lena took her keys off the hook', 'key', people=['lena'])
+    'lena'
     """
     raw: list[str] = _RAW_WORD.findall(text.replace("\u2019", "'"))
     words, target = [w.lower().removesuffix("'s") for w in raw], name_words(name)
@@ -130,6 +150,10 @@ def owner_of(text: str, name: str, speaker: str = '') -> str:
         before = raw[i - 1]
         if before.lower() == 'my' and speaker:
             return speaker
+        if before.lower() in {'her', 'his'}:
+            named = [w for w in words[:i - 1] if w in people]
+            if named:
+                return named[-1]
         owner = before.removesuffix("'s")
         if owner != before and owner[:1].isupper() and owner.isalpha() and owner.lower() not in _NOT_OWNERS:
             return owner.lower()

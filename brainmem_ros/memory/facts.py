@@ -33,6 +33,7 @@ from brainmem_ros.memory.entity_names import (
     contents,
     entity_key,
     names_match,
+    opened_by,
     owner_of,
     referents,
     shown_by,
@@ -40,7 +41,7 @@ from brainmem_ros.memory.entity_names import (
     speaker,
 )
 from brainmem_ros.memory.places import fallback_locations, nested_places
-from brainmem_ros.memory.types import MemoryUnit, Pose, UnitType, normalise_name
+from brainmem_ros.memory.types import MemoryUnit, Pose, StateChange, UnitType, normalise_name
 
 __all__ = [
     'BEFORE_OFFSET_S', 'CONFIDENCE', 'CURRENT_FACTOR', 'DERIVED_TYPES', 'HOLDER', 'LOCATION', 'NAMED_FACTOR',
@@ -185,14 +186,11 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
     # "I filled Emma's bottle" about Emma's.
     owner = speaker(unit.text)
     for change in unit.state_changes:
-        # What a display reads is its thing's state; where it is, is where the display is.
-        thing = change.object if change.attribute in PLACE_ATTRIBUTES else shown_by(change.object)
-        thing = f"{whose}'s {thing}" if (whose := owner_of(unit.text, thing, owner)) else thing
+        thing = _claimed_name(change, unit, owner)
         add(thing, change.attribute, change.after, 'text', unit.stamp)
         placed = change.attribute.strip().lower() in (LOCATION, HOLDER)
-        things = [e.name for e in unit.entities if e.type != 'place'] if placed else []
-        for held in contents(unit.text, change.object, things):  # "a bowl of grapes": the grapes too
-            add(held, change.attribute, change.after, 'text', unit.stamp)
+        for also in _also_claimed(unit, change, thing):
+            add(also, change.attribute, change.after, 'text', unit.stamp)
         if change.before and placed:
             add(thing, change.attribute, change.before, 'before', unit.stamp - BEFORE_OFFSET_S)
             left.add(entity_key(change.before))
@@ -213,6 +211,23 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
                 claims.append(Claim(entity.key, POSITION, format_pose(unit.pose), unit.stamp,
                                     unit.id, 'pose', CONFIDENCE['pose'], unit.pose))
     return claims
+
+
+def _claimed_name(change: StateChange, unit: MemoryUnit, speaker: str) -> str:
+    """The name a change's claim is filed under: a display's reading is its thing's state, and
+    an owned thing its owner's ("my keys", "Emma's bottle", "her keys" of a person named)."""
+    thing = change.object if change.attribute in PLACE_ATTRIBUTES else shown_by(change.object)
+    whose = owner_of(unit.text, thing, speaker, [e.name for e in unit.entities if e.type == 'person'])
+    return f"{whose}'s {thing}" if whose else thing
+
+
+def _also_claimed(unit: MemoryUnit, change: StateChange, thing: str) -> list[str]:
+    """Other things a change's claim holds for: what ``unit`` says the thing placed holds ("a
+    bowl of grapes": the grapes), and what a door or lid opens ("the fridge door": the fridge)."""
+    held = contents(unit.text, change.object, [e.name for e in unit.entities if e.type != 'place']) \
+        if change.attribute.strip().lower() in (LOCATION, HOLDER) else []
+    opens = opened_by(thing, change.after)
+    return [*held, opens] if opens else held
 
 
 # -- timelines -------------------------------------------------------------------------
