@@ -292,6 +292,9 @@ def test_which_thing_a_word_stands_for(x: SpacyExtractor, text: str, changes: se
     # (a log's "Put the cup in the sink." is its past).
     'Sam: Put the ice cream back in the freezer.',
     'Put the ice cream back in the freezer before it melts.',
+    # Taken back right after, or after the claim reported.
+    "Arjun: Ravi claims your glasses are in the car, Priya, but they aren't. I looked.",
+    "I thought the door was locked, but it wasn't.",
 ])
 def test_questions_negations_and_conditions_state_nothing(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
@@ -1021,3 +1024,14 @@ def test_what_a_thing_was_put_into_is_what_is_shut(x: SpacyExtractor, text: str,
                                                    changes: set[StateChange]) -> None:
     # "It" had been the milk: the milk closed, a false fact.
     assert _changes(x, text) == changes
+
+
+def test_a_denial_of_another_thing_leaves_the_first_stated(x: SpacyExtractor) -> None:
+    assert _changes(x, "The keys are in the drawer, but the wallet isn't.") == {
+        StateChange('key', 'location', '', 'drawer')}
+
+
+def test_a_setting_turned_with_a_particle_read_as_an_adverb(x: SpacyExtractor) -> None:
+    # "I've turned it down to 19": the parser made "down" an adverb of the perfect.
+    assert _changes(x, "Dmitri: Fine, I've turned the thermostat down to 19.") == {
+        StateChange('thermostat', 'setting', '', '19')}

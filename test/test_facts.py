@@ -785,3 +785,11 @@ def test_spare_batteries_are_things_not_the_robots_battery(mem: BrainMem) -> Non
     assert 'drawer' in mem.state_of('spare batteries', attribute='location')[0].value
     mem.store('My batteries are low.', stamp=T0 + 53 * H)  # the robot's own
     assert all(f.entity != 'battery' for f in mem.state_of('battery') if f.attribute == 'state')
+
+
+def test_your_thing_is_the_addressees(mem: BrainMem) -> None:
+    mem.store('Anna: My gloves are in the blue bowl by the door.', stamp=T0 + 4 * H)
+    mem.store('Ben: Mine are in the car.', stamp=T0 + 4 * H + 60)
+    mem.store("Anna: Ben, I grabbed your gloves from the car. I've got them.", stamp=T0 + 5 * H)
+    assert mem.state_of("Ben's gloves", attribute='location')[0].value == 'anna'
+    assert mem.state_of("Anna's gloves", attribute='location')[0].value == 'blue bowl'

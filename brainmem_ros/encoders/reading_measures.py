@@ -222,7 +222,7 @@ class MeasureReading(SceneReading):
                 if governor.lower_ not in {'at', 'to'} and not setting:
                     continue  # "for 20 minutes", "in 3 m"
                 governor = governor.head
-                if governor.dep_ == 'prt' and governor.head.lemma_.lower() in _SETTING_VERBS:
+                if _particle(governor) and governor.head.lemma_.lower() in _SETTING_VERBS:
                     governor = governor.head  # "turned the thermostat up to 22": the verb's particle
             if governor.i == holder.i:
                 continue
@@ -275,7 +275,7 @@ class MeasureReading(SceneReading):
                 return cand
         # A bare number a thing is set to: "set the upstairs heating to 20".
         verb = num.head.head
-        if verb.dep_ == 'prt':
+        if _particle(verb):
             verb = verb.head
         if num.dep_ == 'pobj' and num.head.lower_ == 'to' and verb.lemma_.lower() in _SETTING_VERBS \
                 and not any(c.dep_ in {'prep', 'pobj'} or c.pos_ in NOMINAL for c in num.children):
@@ -300,3 +300,9 @@ def _on_a_number(num: Token) -> bool:
     prep = num.head
     return num.dep_ == 'pobj' and prep.lower_ == 'on' and prep.head.lemma_.lower() == 'be' \
         and not any(c.pos_ in NOMINAL or c.dep_ == 'prep' for c in num.children)
+
+
+def _particle(tok: Token) -> bool:
+    """A verb's particle ("turned the heating up"), also where the parse made it an adverb
+    with a particle's tag ("I've turned the thermostat down to 19")."""
+    return tok.dep_ == 'prt' or (tok.dep_ == 'advmod' and tok.tag_ == 'RP')

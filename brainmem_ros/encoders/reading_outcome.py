@@ -231,7 +231,7 @@ class OutcomeReading(EntityReading):
         if any(c.lower_ == 'longer' and any(g.dep_ == 'neg' for g in c.children) for c in tok.children):
             return True  # "the umbrella is no longer by the door"
         prev = tok.nbor(-1).lower_ if tok.i > 0 else ''
-        return prev in {'not', "n't", 'never'} | unreal
+        return prev in {'not', "n't", 'never'} | unreal or _denied_after(tok)
 
     def _counts_as_cue(self, tok: Token, cue: Cue) -> bool:
         if tok.dep_ == 'amod' and tok.tag_ != 'VBN':
@@ -255,3 +255,17 @@ class OutcomeReading(EntityReading):
                                      and not self._is_self(word)):
                 return True
         return False
+
+
+def _denied_after(tok: Token) -> bool:
+    """A clause taken back right after it, or after the claim it reports: "the keys are in the
+    drawer, but they aren't", "Ravi claims your glasses are in the car, but they aren't"."""
+    for clause in (tok, tok.head) if tok.dep_ == 'ccomp' else (tok,):
+        for c in clause.children:
+            if c.dep_ == 'conj' and c.lemma_.lower() in {'be', 'do'} \
+                    and any(g.dep_ == 'neg' for g in c.children) \
+                    and all(g.dep_ in {'neg', 'punct', 'cc', 'advmod'}
+                            or (g.dep_ == 'nsubj' and g.pos_ == 'PRON') for g in c.children) \
+                    and any(g.lower_ == 'but' for g in (*clause.children, *c.children)):
+                return True
+    return False

@@ -134,13 +134,16 @@ def placed_first(name: str) -> str:
 
 def owner_of(text: str, name: str, speaker: str = '', people: Sequence[str] = ()) -> str:
     """Whose the thing ``name`` is, as ``text`` says it: the speaker's for "my X", Emma's for
-    "Emma's X" (a capitalised name), and for "her X" or "his X" the last of ``people`` (the
-    persons the text names) named before it; '' when the text names no owner.
+    "Emma's X" (a capitalised name), for "her X" or "his X" the last of ``people`` (the
+    persons the text names) named before it, and for "your X" the one of them the text
+    addresses ("Ben, I took your keys"); '' when the text names no owner.
 
     >>> owner_of("Eli: my phone's on the couch", 'phone', 'eli'), owner_of("I filled Emma's bottle", 'bottle')
     ('eli', 'emma')
     >>> owner_of('Lena took her keys off the hook', 'key', people=['lena'])
     'lena'
+    >>> owner_of("Anna: I've put your keys back, Ben.", 'key', 'anna', ['anna', 'ben'])
+    'ben'
     """
     raw: list[str] = _RAW_WORD.findall(text.replace("\u2019", "'"))
     words, target = [w.lower().removesuffix("'s") for w in raw], name_words(name)
@@ -154,10 +157,22 @@ def owner_of(text: str, name: str, speaker: str = '', people: Sequence[str] = ()
             named = [w for w in words[:i - 1] if w in people]
             if named:
                 return named[-1]
+        if before.lower() == 'your' and (addressed := addressee(text, people)):
+            return addressed
         owner = before.removesuffix("'s")
         if owner != before and owner[:1].isupper() and owner.isalpha() and owner.lower() not in _NOT_OWNERS:
             return owner.lower()
     return ''
+
+
+# A name set off by commas, or opening what is said: whom a sentence addresses.
+_ADDRESSED = re.compile(r"(?:^|[:.!?]\s+|,\s*)([A-Z][a-z]+)\s*(?=,|[.!?]|$)")
+
+
+def addressee(text: str, people: Sequence[str]) -> str:
+    """The one of ``people`` that ``text`` addresses ("Ben, I took your keys", "I put them
+    back, Ben."), or ''."""
+    return next((n.lower() for n in _ADDRESSED.findall(text) if n.lower() in people), '')
 
 
 def contents(text: str, name: str, candidates: Sequence[str]) -> list[str]:
