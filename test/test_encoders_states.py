@@ -1035,3 +1035,10 @@ def test_a_setting_turned_with_a_particle_read_as_an_adverb(x: SpacyExtractor) -
     # "I've turned it down to 19": the parser made "down" an adverb of the perfect.
     assert _changes(x, "Dmitri: Fine, I've turned the thermostat down to 19.") == {
         StateChange('thermostat', 'setting', '', '19')}
+
+
+def test_blinds_lowered_are_closed_and_the_sun_is_no_thing(x: SpacyExtractor) -> None:
+    assert _changes(x, 'I lowered the bedroom blinds because the sun was shining on the bed.') == {
+        StateChange('bedroom blind', 'state', '', 'closed')}
+    assert _changes(x, 'I raised the lid of the piano.') == {StateChange('lid', 'state', '', 'open')}
+    assert _changes(x, 'I lowered the volume of the TV.') == set()  # a volume is not shut

@@ -412,6 +412,8 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     # A place field that names a holder.
     ('ts=2024-05-02T08:20:00 tracker obj=glasses owner=grace loc=held_by:grace',
      {("grace's glasses", 'location', 'grace')}),
+    # A generic level field is a reading; "kids" is no "ki".
+    ('battery_monitor device=tablet_kids level=12% charging=false', {('tablet kid', 'level', '12%')}),
     # The thing after a time stamp is the subject of every field.
     ('2024-06-11T09:28:20Z vacuum.robovac state=charging location=dock battery_level=39',
      {('robovac vacuum', 'state', 'charging'), ('robovac vacuum', 'location', 'dock'),

@@ -48,6 +48,11 @@ _BREAKING = {'break': 'broken', 'crack': 'cracked', 'shatter': 'broken', 'snap':
              'tear': 'torn', 'rip': 'torn'}
 # Nouns of a stretch of time: "on all night" is on (the parser reads "on" as its preposition).
 # Not lexicon.TIME_NOUNS, which holds dates too: "on Monday" says when, not that it is on.
+# What is open when raised and closed when lowered ("lowered the blinds", "raised the lid"),
+# unlike a volume, a bed or a flag.
+_RAISING = {'raise': 'open', 'lower': 'closed'}
+_COVERINGS = frozenset({'blind', 'blinds', 'shade', 'shades', 'shutter', 'shutters', 'curtain', 'curtains',
+                        'lid', 'hatch', 'awning', 'barrier', 'gate'})
 _TIMES = frozenset({'night', 'day', 'morning', 'afternoon', 'evening', 'week', 'weekend', 'while'})
 
 
@@ -321,6 +326,9 @@ class StateReading(PlaceReading):
             attribute, value = 'state', 'running'  # "started the dishwasher"
         elif lemma in self.states and (word.endswith('ed') or word not in self.states):
             attribute, value = 'state', lemma
+        elif lemma in _RAISING and tok.tag_ in {'VBD', 'VBN'} and all(
+                o.lemma_.lower() in _COVERINGS or o.lower_ in _COVERINGS for o in objects):
+            attribute, value = 'state', _RAISING[lemma]  # "lowered the blinds": closed
         elif lemma in _BREAKING and lemma != 'crack' and tok.tag_ in {'VBD', 'VBN'}:
             # "Tom broke the vase" (not "cracked the window open": opened a little).
             attribute, value = 'state', _BREAKING[lemma]

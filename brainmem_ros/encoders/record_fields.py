@@ -61,7 +61,8 @@ BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc', 'battery_level', '
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',
             'current_temp': 'temperature', 'current_temperature': 'temperature',
             'setpoint': 'setting', 'set_point': 'setting', 'target_temp': 'setting',
-            'target_temperature': 'setting', 'fill': 'level', 'fill_level': 'level', 'brightness': 'level'}
+            'target_temperature': 'setting', 'fill': 'level', 'fill_level': 'level', 'brightness': 'level',
+            'level': 'level'}
 ROLE_KEYS = THING_KEYS | PLACE_KEYS | STATE_KEYS | BATTERY_KEYS | set(MEASURES) | HOLDER_KEYS | COLOUR_KEYS \
     | OWNER_KEYS | GRIPPED_KEYS | {'from', 'to', 'rel', 'relation', 'attribute'}
 

@@ -183,7 +183,9 @@ class RecordNames:
     def _singular(self, word: str) -> str:
         if word in self.nouns or not word.endswith('s'):
             return word
-        for stem in (word[:-3] + 'y' if word.endswith('ies') else '', word[:-2], word[:-1]):
+        # ("kids" is a kid, not a "ki"; "boxes" a box)
+        es = word[:-2] if word.endswith('es') else ''
+        for stem in (word[:-3] + 'y' if word.endswith('ies') else '', es, word[:-1]):
             if stem and stem in self.nouns:
                 return stem
         return word
