@@ -1042,3 +1042,27 @@ def test_blinds_lowered_are_closed_and_the_sun_is_no_thing(x: SpacyExtractor) ->
         StateChange('bedroom blind', 'state', '', 'closed')}
     assert _changes(x, 'I raised the lid of the piano.') == {StateChange('lid', 'state', '', 'open')}
     assert _changes(x, 'I lowered the volume of the TV.') == set()  # a volume is not shut
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # How things lie is no part of them, nor a place.
+    ('a red cup and a blue cup side by side on a wooden dining table',
+     {('red cup', 'location', 'wooden dining table'), ('blue cup', 'location', 'wooden dining table')}),
+    ('a paperback novel face down on the arm of a reading chair',
+     {('paperback novel', 'location', 'reading chair')}),
+    # A state word before a name is the state of the thing the name heads.
+    ('a closed silver laptop on an unmade bed next to a pillow',
+     {('silver laptop', 'state', 'closed'), ('silver laptop', 'location', 'bed')}),
+    ('an open garage door and an empty driveway',
+     {('garage door', 'state', 'open'), ('driveway', 'state', 'empty')}),
+])
+def test_caption_poses_and_states_before_names(x: SpacyExtractor, text: str,
+                                                 changes: set[tuple[str, str, str]]) -> None:
+    assert {(c.object, c.attribute, c.after) for c in _changes(x, text)} == changes
+
+
+def test_on_a_piece_of_furniture_after_a_verb_is_no_power(x: SpacyExtractor) -> None:
+    # "on a desk" after "shut" is where it rests: no lid switched on.
+    got = {(c.object, c.attribute, c.after) for c in _changes(x, 'a silver laptop with the lid shut on a desk')}
+    assert ('lid', 'state', 'closed') in got and not any(a == 'power' for _, a, _ in got)
+    assert _changes(x, 'I switched on the kitchen light.') == {StateChange('kitchen light', 'power', '', 'on')}

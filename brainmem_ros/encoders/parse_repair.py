@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.lexicon import NOUN_TYPES, WORKING, time_word
+from brainmem_ros.encoders.lexicon import NOUN_TYPES, WORKING, state_words, time_word
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -47,6 +47,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     read as a verb after a noun the head of its name again, one that opens a fragment ("towel
     on the floor") its thing, and a name set off before the subject whom it addresses."""
     _mend_names(doc)
+    _mend_states(doc)
     _mend_vocatives(doc)
     _mend_nominals(doc)
     _mend_subjects(doc)
@@ -175,6 +176,23 @@ def _mend_names(doc: Doc) -> None:
         tok.head, tok.dep_ = (tok, 'ROOT') if prev.head.i == prev.i else (prev.head, prev.dep_)
         prev.head, prev.dep_ = tok, 'compound'
         tok.pos_, tok.tag_, tok.lemma_ = 'NOUN', 'NN', tok.lower_
+
+
+def _mend_states(doc: Doc) -> None:
+    """"an unmade bed", "an open garage door": a state word before a name read as a noun of the
+    name ("unmade bed", a thing no one names) or as a state of the name's first word (an open
+    garage); it is the state of the thing the name heads."""
+    states = state_words()
+    for tok in doc:
+        head = tok.head
+        if tok.lower_ not in states or head.i <= tok.i or head.pos_ not in {'NOUN', 'PROPN'}:
+            continue
+        participle = tok.lower_.endswith('ed') or tok.lower_.startswith('un')  # (not "light switch")
+        if tok.pos_ == 'NOUN' and tok.dep_ == 'compound' and participle:
+            tok.pos_, tok.tag_, tok.dep_ = 'ADJ', 'JJ', 'amod'
+        if tok.dep_ == 'amod' and head.dep_ == 'compound' and head.head.i > head.i \
+                and head.head.pos_ in {'NOUN', 'PROPN'}:
+            tok.head = head.head
 
 
 def _mend_nominals(doc: Doc) -> None:

@@ -252,6 +252,9 @@ _ARGUMENTS = frozenset({'dobj', 'pobj', 'nsubj', 'nsubjpass', 'attr'})
 # a code. Not an initial before a name ("J. K. Rowling", "J. Smith" after a noun is rare).
 _CODE_AT_STOP = re.compile(r'\b([a-z]{2,}) ([A-Z])\.(?=\s*$|\s+(?:[A-Z][a-z]|[a-z]))')
 _SHOUTED = re.compile(r'\b[A-Z]{2,}\b')
+# How things lie, not where or in what state: "a red cup and a blue cup side by side on the
+# table" made a "blue cup side" at a "side"; "a novel face down on the chair" a "novel face".
+_POSE = re.compile(r'\b(?:side by side|face (?:down|up)|back to back|end to end)\b,?\s*', re.IGNORECASE)
 _QUALIFIED = re.compile(r'\b([A-Za-z]+) \(([A-Za-z]+)\)')  # "towel (blue)"
 # A detector's score ending a line of prose ("towel on bathroom_floor, conf=0.71"): no words,
 # and the parser made it the verb of the line. (Within a record's fields it is left alone: the
@@ -303,10 +306,10 @@ def _calm(text: str) -> str:
     """``text`` with its shouted state words in lower case ("garage door OPEN", "stove burner
     ON"): the tagger reads a word in capitals as a name, and the state is lost; and a sign
     after "at"/"to" written out ("at minus 18 degrees"), which :mod:`reading_states` reads back;
-    and a log's generic kind before a quoted name dropped ("on surface 'table_2'"), and a
-    detector's score ("conf=0.71")."""
+    and a log's generic kind before a quoted name dropped ("on surface 'table_2'"), a
+    detector's score ("conf=0.71") and how things lie ("side by side", "face down")."""
     words = (state_words() | {'on', 'off'}) - {'ok'}  # "cameras OK" is a report, not a thing's state
-    text = _SIGN_AFTER_PREP.sub('minus ', _SCORE.sub('', text))
+    text = _SIGN_AFTER_PREP.sub('minus ', _SCORE.sub('', _POSE.sub('', text)))
     text = _DEGREE_SIGN.sub(r'\1 degrees', text)  # "4 °C": the tagger reads "°" as a number or a quote
     text = _QUOTED_WORD.sub(r'\2', _KIND_BEFORE_NAME.sub('', text))
     text = _IS_CONTRACTED.sub(r'\1 is ', text)  # "my phone's on the couch": is, not a possessive

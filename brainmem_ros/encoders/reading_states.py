@@ -295,7 +295,7 @@ class StateReading(PlaceReading):
         # "switched off the lights" is parsed with the object under the particle, or with the
         # particle as a preposition right after the verb.
         particles = [c for c in tok.children if c.dep_ == 'prt' or (
-            c.dep_ == 'prep' and c.lower_ in POWER
+            c.dep_ == 'prep' and c.lower_ in POWER and not _resting_on(c)
             and (c.i == tok.i + 1 or not any(g.dep_ == 'pobj' for g in c.children) or _before_comma(c)))
             or (c.dep_ == 'advmod' and c.lower_ in POWER)]  # "switched the light back on"
         # "switched the porch light off", with the particle parsed under the object.
@@ -346,6 +346,13 @@ class StateReading(PlaceReading):
             return []
         return [StateChange(names[o.i], attribute, '', value) for o in objects]
 
+
+
+def _resting_on(prep: Token) -> bool:
+    """"on a desk": a place where a thing rests, not a device switched on ("the lid shut on a
+    desk" is no lid switched on; "switched on the lamp" is)."""
+    return any(g.dep_ == 'pobj' and NOUN_TYPES.get(g.lemma_.lower()) in {'furniture', 'place'}
+               for g in prep.children)
 
 
 def _in_sequence(changes: list[StateChange]) -> tuple[StateChange, ...]:
