@@ -1063,6 +1063,8 @@ def test_caption_poses_and_states_before_names(x: SpacyExtractor, text: str,
 
 def test_on_a_piece_of_furniture_after_a_verb_is_no_power(x: SpacyExtractor) -> None:
     # "on a desk" after "shut" is where it rests: no lid switched on.
-    got = {(c.object, c.attribute, c.after) for c in _changes(x, 'a silver laptop with the lid shut on a desk')}
+    got = {(c.object, c.attribute, c.after)
+           for c in _changes(x, 'a silver laptop with the lid shut on a desk')}
     assert ('lid', 'state', 'closed') in got and not any(a == 'power' for _, a, _ in got)
-    assert _changes(x, 'I switched on the kitchen light.') == {StateChange('kitchen light', 'power', '', 'on')}
+    assert _changes(x, 'I switched on the kitchen light.') == {
+        StateChange('kitchen light', 'power', '', 'on')}
