@@ -793,3 +793,8 @@ def test_your_thing_is_the_addressees(mem: BrainMem) -> None:
     mem.store("Anna: Ben, I grabbed your gloves from the car. I've got them.", stamp=T0 + 5 * H)
     assert mem.state_of("Ben's gloves", attribute='location')[0].value == 'anna'
     assert mem.state_of("Anna's gloves", attribute='location')[0].value == 'blue bowl'
+
+
+def test_a_wished_place_is_no_place(mem: BrainMem) -> None:
+    mem.store('Grandma said she wished the thimbles were kept in her sewing box.', stamp=T0 + 6 * H)
+    assert mem.state_of('thimbles', attribute='location') == []

@@ -32,6 +32,11 @@ def _spans(words: list[str], entities: Sequence[Entity]) -> list[tuple[int, int,
     return sorted(spans)
 
 
+# Words before a clause that make it a wish or a condition, not a place it states ("she wished
+# the batteries were kept in her sewing box", "if the keys are in the car").
+_UNREAL = frozenset({'wish', 'wished', 'wishes', 'hope', 'hoped', 'hopes', 'if', 'unless', 'whether'})
+
+
 def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str, str]]:
     """``(entity, place)`` for "X is [one verb-ing word] <spatial preposition> [the] Y".
 
@@ -46,13 +51,16 @@ def fallback_locations(text: str, entities: Sequence[Entity]) -> list[tuple[str,
     >>> fallback_locations('The blue umbrella is not in the hallway.',
     ...                    [Entity('blue umbrella'), Entity('hallway')])
     []
+    >>> fallback_locations('I wish the blue umbrella was in the hallway.',
+    ...                    [Entity('blue umbrella'), Entity('hallway')])
+    []
     """
     words = text_words(text)
     spans = _spans(words, entities)
     found: list[tuple[str, str]] = []
-    for _start, end, name in spans:
+    for start, end, name in spans:
         k = end
-        if k >= len(words) or words[k] not in _COPULAS:
+        if k >= len(words) or words[k] not in _COPULAS or _UNREAL & set(words[:start]):
             continue
         k += 1
         if k < len(words) and words[k] in _NEGATIONS:
