@@ -190,6 +190,9 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     'nav: pose (2.1, 3.4) in zone bedroom_2',  # nothing is where it is itself
     'grasp FAILED object=red_cup',
     'dishwasher: kitchen',
+    # A search that found nothing; a task only queued.
+    '>> SEARCH remote control in living room ... NOT FOUND',
+    '[mission_planner] queued: deliver package to reception (priority=2)',
 ])
 def test_records_that_state_no_change(x: SpacyExtractor, text: str) -> None:
     assert _changes(x, text) == set(), text
@@ -438,3 +441,8 @@ def test_a_phrasal_verb_in_speech_is_no_thing_switched(x: SpacyExtractor) -> Non
     assert _changes(x, "Ravi: Hold on, where's my wallet? Oh, it's on the shelf.") == {
         ('wallet', 'location', 'shelf')}
     assert _changes(x, 'Tom: kettle on, toast in') == {('kettle', 'power', 'on')}
+
+
+def test_a_verdict_of_not_found_inside_speech_denies_only_its_clause(x: SpacyExtractor) -> None:
+    assert _changes(x, 'Anna: The cup is not found anywhere, but the plate is on the table.') == {
+        ('plate', 'location', 'table')}

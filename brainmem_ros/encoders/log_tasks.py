@@ -65,6 +65,9 @@ _FAILED_AFTER = re.compile(r'(?:->|=>|→)\s*(?:error|fail(?:ed|ure)?|fault|time
 # or the verdict right after a confidence ("p=0.31 discarded (p<0.60)").
 _DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered', 'invalid'})
 # A behaviour tree's node names its task in CamelCase ("node=PickObject", "node=HandOver").
+# A task only asked for, or a search that found nothing: what the line names did not happen.
+_ASKED = frozenset({'queued', 'scheduled', 'planned', 'pending', 'request', 'requested', 'awaiting'})
+_NOT_FOUND = re.compile(r'\bnot (?:found|detected|seen)\W*$', re.IGNORECASE)  # the line's verdict
 _VERB_KEYS = frozenset({'service', 'action', 'task', 'cmd', 'command', 'node', 'behavior', 'behaviour',
                         'skill'})
 _CAMEL = re.compile(r'(?<=[a-z])(?=[A-Z])')
@@ -128,6 +131,8 @@ def undone(fields: Sequence[Field]) -> bool:
     -> error: unreachable"."""
     return any((k in _OUTCOME_KEYS and v.strip().lower() in _UNDONE) or _FAILED_AFTER.search(v)
                or (k is None and {words[0].lower(), words[-1].lower()} & _DROPPED)
+               or (k is None and words[0].lower().rstrip(':') in _ASKED)  # "queued: deliver package ..."
+               or _NOT_FOUND.search(v)  # ">> SEARCH remote control in living room ... NOT FOUND"
                or (k in _DROPPED and words[0].lower() in {'true', 'yes', '1'})
                or (len(words) > 1 and CONFIDENCE.match(words[0]) and words[1].lower() in _DROPPED)
                for k, v in fields if (words := v.split()))
