@@ -190,6 +190,7 @@ def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str
     'nav: pose (2.1, 3.4) in zone bedroom_2',  # nothing is where it is itself
     'grasp FAILED object=red_cup',
     'dishwasher: kitchen',
+    'det: towel on floor (rejected)',  # a verdict in brackets
     # A search that found nothing; a task only queued.
     '>> SEARCH remote control in living room ... NOT FOUND',
     '[mission_planner] queued: deliver package to reception (priority=2)',
@@ -415,6 +416,9 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     # A place field that names a holder.
     ('ts=2024-05-02T08:20:00 tracker obj=glasses owner=grace loc=held_by:grace',
      {("grace's glasses", 'location', 'grace')}),
+    # An aside's doubt is about something else.
+    ('[BT] Sequence<CheckLights> -> office light ON (should be OFF after 20:00)',
+     {('office light', 'power', 'on')}),
     # A generic level field is a reading; "kids" is no "ki".
     ('battery_monitor device=tablet_kids level=12% charging=false', {('tablet kid', 'level', '12%')}),
     # The thing after a time stamp is the subject of every field.

@@ -69,6 +69,7 @@ _TAGGED_PROSE = re.compile(r'^\s*([\w\[\]().,=<>-]+):\s+(.+)$')  # "VLM: ...", "
 # A field that denies or doubts what it names.
 _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
                      r'failed|unknown|searching|looking)\b', re.IGNORECASE)
+_VERDICT = re.compile(r'(?:rejected|discarded|ignored|lost|missing|failed|not found)\b', re.IGNORECASE)
 _STAMPS = re.compile(r'^(?:\S*\d\S*\s+)+')  # leading words with digits: time stamps, frame and track ids
 _YES = frozenset({'true', 'yes', '1'})
 _MAX_NESTING = 8  # fields within a field ("tag: thing: state") are read at most this deep
@@ -92,6 +93,14 @@ _CHANGED = re.compile(r'''(?i)^(.+?)\s+(?:stat\w*\s+)?changed:?\s+(?:(?:from\s+)
                       r'''(?:to|->|=>|→)\s+['"]?([-+\w.]+)''')
 # Words after a thing that say its state is reported: "front_door state changed: closed -> open".
 _REPORTED = frozenset({'changed', 'change', 'changes', 'updated', 'update', 'is', 'now'})
+
+
+def _denied(value: str) -> bool:
+    """A field that denies or doubts what it names ("no cup", "rejected: cat (0.18)", "towel
+    (rejected)"); an aside's doubt is about something else ("office light ON (should be OFF
+    after 20:00)")."""
+    return bool(_DENIED.search(ASIDE.sub(' ', value))) or any(
+        _VERDICT.match(a.strip('() ')) for a in ASIDE.findall(value))
 
 
 def _holder_named(value: str) -> str:
@@ -120,7 +129,7 @@ class RecordReader(RecordValues):
             return []
         # A field that denies or doubts ("no cup", "rejected: cat (0.18)", "expected CLOSED")
         # states nothing.
-        fields = [(k, v) for k, v in keyed if not _DENIED.search(v)]
+        fields = [(k, v) for k, v in keyed if not _denied(v)]
         subject, found = self._subject(fields)
         relation = next((v.replace('_', ' ').lower() for k, v in fields if k in {'rel', 'relation'}), '')
         before = ''
