@@ -90,9 +90,17 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
             change_state.callback = self.change_state_callback
 
     def destroy_node(self) -> None:
-        """Destroy the node; the core's logging goes back to Python's root logger."""
+        """Destroy the node; the core's logging goes back to Python's root logger.
+
+        rclpy's ``LifecycleNode.destroy_node`` (Jazzy) leaves its lifecycle state machine,
+        which holds the node's handle, so the node was never finalised and its DDS
+        participant lived on (one per node made and destroyed in a process: 29 by the end of
+        a test session, which Fast DDS then destroyed in an exit handler and deadlocked, as
+        in eProsima/Fast-DDS#6193). The state machine is released with the node.
+        """
         rosout.detach(self._log_handler)
         super().destroy_node()
+        self._state_machine.destroy_when_not_in_use()
 
     # -- lifecycle -------------------------------------------------------------------
 
