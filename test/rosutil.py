@@ -141,6 +141,18 @@ def running_node(data_dir: Path, *, namespace: str | None = None, extra: dict[st
         rclpy.try_shutdown(context=context)
 
 
+def dds_participants() -> int:
+    """Fast DDS participants alive in this process: each runs one event thread, "dds.ev.<n>"."""
+    count = 0
+    for task in os.listdir('/proc/self/task'):
+        try:
+            with open(f'/proc/self/task/{task}/comm') as comm:
+                count += comm.read().startswith('dds.ev')
+        except OSError:
+            continue  # a thread that ended while we looked
+    return count
+
+
 def node_env(domain: int | None = None) -> dict[str, str]:
     """Environment for a process that runs this checkout's code (in ``domain``, if given)."""
     env = dict(os.environ)

@@ -13,7 +13,7 @@ from conftest import REPO
 from rclpy.context import Context
 from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.parameter import Parameter
-from rosutil import node_process
+from rosutil import dds_participants, node_process
 
 from brainmem_ros.ros.param_overrides import command_line_overrides, rcl_value
 
@@ -82,10 +82,12 @@ def test_wrongly_typed_override_next_to_params_file_in_process(
     from brainmem_ros.ros.node import BrainMemNode
 
     context = _node_argv(monkeypatch, f'data_dir:={tmp_path}', 'memory.dynamics.reward_rate:=fast')
+    before = dds_participants()
     try:
         with pytest.raises(InvalidParameterTypeException, match=r"'memory.dynamics.reward_rate' to "
                            r"'fast' of type 'STRING', expecting type 'DOUBLE'"):
             BrainMemNode(context=context)
+        assert dds_participants() == before  # the node begun is destroyed, its participant too
     finally:
         rclpy.try_shutdown(context=context)
 

@@ -80,7 +80,13 @@ class BrainMemNode(ServiceCallbacks, InputCallbacks, OutputCallbacks):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._log_handler = rosout.attach(self.get_logger())
-        params.declare(self)
+        try:
+            params.declare(self)
+        except Exception:
+            # A wrongly typed -p value: the node made so far is destroyed before the error goes
+            # up, or its DDS participant outlived it (and Fast DDS destroyed it at exit).
+            self.destroy_node()
+            raise
         self.add_on_set_parameters_callback(self.parameters_callback)
         change_state = getattr(self, '_service_change_state', None)
         if change_state is not None:
