@@ -772,14 +772,6 @@ def test_a_door_or_lid_open_or_closed_is_its_appliance_open_or_closed(mem: Brain
     assert mem.state_of('pantry', attribute='state') == []
 
 
-def test_her_thing_is_the_person_the_sentence_names(mem: BrainMem) -> None:
-    mem.store("Ilse's scarf is on the hook by the door.", stamp=T0 + 51 * H)
-    mem.store("Tomas's scarf is on the hook too.", stamp=T0 + 51 * H + 60)
-    mem.store('Ilse took her scarf off the hook and left.', stamp=T0 + 52 * H)
-    assert mem.state_of("Ilse's scarf", attribute='location')[0].value == 'ilse'
-    assert mem.state_of("Tomas's scarf", attribute='location')[0].value == 'hook'
-
-
 def test_spare_batteries_are_things_not_the_robots_battery(mem: BrainMem) -> None:
     mem.store('I put the spare batteries in the top drawer of the hall cabinet.', stamp=T0 + 53 * H)
     assert 'drawer' in mem.state_of('spare batteries', attribute='location')[0].value
@@ -787,12 +779,22 @@ def test_spare_batteries_are_things_not_the_robots_battery(mem: BrainMem) -> Non
     assert all(f.entity != 'battery' for f in mem.state_of('battery') if f.attribute == 'state')
 
 
-def test_your_thing_is_the_addressees(mem: BrainMem) -> None:
-    mem.store('Anna: My gloves are in the blue bowl by the door.', stamp=T0 + 4 * H)
-    mem.store('Ben: Mine are in the car.', stamp=T0 + 4 * H + 60)
-    mem.store("Anna: Ben, I grabbed your gloves from the car. I've got them.", stamp=T0 + 5 * H)
-    assert mem.state_of("Ben's gloves", attribute='location')[0].value == 'anna'
-    assert mem.state_of("Anna's gloves", attribute='location')[0].value == 'blue bowl'
+@pytest.mark.parametrize(('said', 'owned'), [
+    # "her scarf": of the person the sentence named before it.
+    (["Ilse's scarf is on the hook by the door.", "Tomas's scarf is on the hook too.",
+      'Ilse took her scarf off the hook and left.'],
+     [("Ilse's scarf", 'ilse'), ("Tomas's scarf", 'hook')]),
+    # "your gloves": of the person the sentence addresses.
+    (['Anna: My gloves are in the blue bowl by the door.', 'Ben: Mine are in the car.',
+      "Anna: Ben, I grabbed your gloves from the car. I've got them."],
+     [("Ben's gloves", 'anna'), ("Anna's gloves", 'blue bowl')]),
+])
+def test_her_and_your_things_are_the_persons_meant(mem: BrainMem, said: list[str],
+                                                    owned: list[tuple[str, str]]) -> None:
+    for i, text in enumerate(said):
+        mem.store(text, stamp=T0 + 4 * H + 600 * i)
+    for name, place in owned:
+        assert mem.state_of(name, attribute='location')[0].value == place, name
 
 
 def test_a_wished_place_is_no_place(mem: BrainMem) -> None:
