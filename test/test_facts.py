@@ -800,3 +800,9 @@ def test_her_and_your_things_are_the_persons_meant(mem: BrainMem, said: list[str
 def test_a_wished_place_is_no_place(mem: BrainMem) -> None:
     mem.store('Grandma said she wished the thimbles were kept in her sewing box.', stamp=T0 + 6 * H)
     assert mem.state_of('thimbles', attribute='location') == []
+
+
+def test_an_air_conditioner_is_a_climate_device_and_its_mode_its_state(mem: BrainMem) -> None:
+    mem.store('climate.study state=fan_only setpoint=26', stamp=T0 + 7 * H)
+    assert mem.state_of('study air conditioner mode')[0].value == 'fan only'
+    assert mem.state_of('study air conditioner setpoint', attribute='setting')[0].value == '26'

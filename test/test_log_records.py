@@ -419,6 +419,10 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     # An aside's doubt is about something else.
     ('[BT] Sequence<CheckLights> -> office light ON (should be OFF after 20:00)',
      {('office light', 'power', 'on')}),
+    # A measure changed with an arrow; a state in snake case under a state key.
+    ('[INFO] [hvac_bridge]: climate.office setpoint 24 -> 26', {('office climate', 'setting', '26')}),
+    ('climate.office state=fan_only setpoint=26',
+     {('office climate', 'state', 'fan only'), ('office climate', 'setting', '26')}),
     # A generic level field is a reading; "kids" is no "ki".
     ('battery_monitor device=tablet_kids level=12% charging=false', {('tablet kid', 'level', '12%')}),
     # The thing after a time stamp is the subject of every field.

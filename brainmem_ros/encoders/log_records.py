@@ -301,8 +301,11 @@ class RecordReader(RecordValues):
     def _transition(self, left: str, right: str) -> list[StateChange]:
         """"ward door -> OPEN", "kitchen drawer 3 closed->open": the thing before the arrow
         (without its old state) in the state after it."""
-        thing = self.tail_thing(left)
         words = left.split()
+        measure = words[-2].lower() if len(words) >= 3 else ''
+        if measure in MEASURES and (held := self.tail_thing(' '.join(words[:-2]))):
+            return self._reading(measure, right, held)  # "climate.office setpoint 24 -> 26"
+        thing = self.tail_thing(left)
         if not thing and len(words) >= 2:
             thing = self.tail_thing(' '.join(words[:-1]))  # "cabinet 2 latched->unlocked"
         if not thing:

@@ -80,7 +80,9 @@ class RecordValues(RecordNames):
         degree, _, state = word.replace('-', '_').partition('_')
         if degree in PARTIAL and state in self.states and state not in POWER:
             return [StateChange(thing, 'state', '', f'{degree} {state}')]  # "pred=half_open"
-        named = (keyed and word.isalpha() and word not in ROLE_KEYS | _NO_VALUE) or (
+        if keyed and '_' in word and word.replace('_', '').isalpha():
+            word = word.replace('_', ' ')  # "state=fan_only": fan only
+        named = (keyed and word.replace(' ', '').isalpha() and word not in ROLE_KEYS | _NO_VALUE) or (
             process and word in _CYCLE)
         if (word not in self.states and not named) or (word in PROCESS_STATES and not process):
             return []
