@@ -803,6 +803,15 @@ def test_a_wished_place_is_no_place(mem: BrainMem) -> None:
 
 
 def test_an_air_conditioner_is_a_climate_device_and_its_mode_its_state(mem: BrainMem) -> None:
-    mem.store('climate.study state=fan_only setpoint=26', stamp=T0 + 7 * H)
-    assert mem.state_of('study air conditioner mode')[0].value == 'fan only'
-    assert mem.state_of('study air conditioner setpoint', attribute='setting')[0].value == '26'
+    mem.store('climate.office state=fan_only setpoint=26', stamp=T0 + 7 * H)
+    assert mem.state_of('office air conditioner mode')[0].value == 'fan only'
+    assert mem.state_of('office air conditioner setpoint', attribute='setting')[0].value == '26'
+
+
+def test_a_things_temperature_is_its_reading_else_its_setting(mem_factory: Any) -> None:
+    mem = mem_factory()
+    mem.store('oven.kitchen: state=preheating target=200C', stamp=T0)
+    assert mem.state_of('kitchen oven temperature')[0].value == '200C'
+    assert mem.state_of('kitchen oven')[0].value == 'preheating'
+    mem.store('The kitchen oven temperature is 185 degrees.', stamp=T0 + 60)
+    assert mem.state_of('kitchen oven temperature')[0].value == '185 degrees'  # a reading first

@@ -423,6 +423,9 @@ def test_a_capital_letter_after_a_place_is_its_label(x: SpacyExtractor) -> None:
     ('[INFO] [hvac_bridge]: climate.office setpoint 24 -> 26', {('office climate', 'setting', '26')}),
     ('climate.office state=fan_only setpoint=26',
      {('office climate', 'state', 'fan only'), ('office climate', 'setting', '26')}),
+    # A number under "target" is what the thing is set to, not a place.
+    ('oven.kitchen: state=preheating target=200C',
+     {('kitchen oven', 'state', 'preheating'), ('kitchen oven', 'setting', '200C')}),
     # A generic level field is a reading; "kids" is no "ki".
     ('battery_monitor device=tablet_kids level=12% charging=false', {('tablet kid', 'level', '12%')}),
     # The thing after a time stamp is the subject of every field.

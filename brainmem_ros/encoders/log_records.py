@@ -141,6 +141,8 @@ class RecordReader(RecordValues):
                 lone = self._state(holder, value) if holder and len(value.split()) == 1 else []
                 found += lone or (self._pair(value) if not (holder and self._place_field(value)) else [
                     StateChange(holder, 'location', '', self.place(value))])
+            elif key == 'target' and holder and _SETTING_VALUE.match(value.strip()):
+                found.append(StateChange(holder, 'setting', '', value.strip()))  # "target=200C"
             elif key in PLACE_KEYS and (who := _holder_named(value)):
                 held += [StateChange(holder, 'location', '', who)] if holder else []  # "loc=held_by:grace"
             elif key in PLACE_KEYS:

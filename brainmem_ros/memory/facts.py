@@ -319,7 +319,7 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
     # dishwasher on the quick cycle": running, on the quick cycle).
     now = sorted((f for f in chosen if holds(f)),
                  key=lambda f: (place_rank(f), f.attribute if place_rank(f) < 9 else '',
-                                f.attribute != wanted if wanted else False,
+                                wanted.index(f.attribute) if f.attribute in wanted else len(wanted),
                                 -f.valid_from if place_rank(f) < 9 else -seen(f),
                                 f.attribute not in ('state', 'power'), f.attribute,
                                 entity_key(f.entity) != exact, entity_key(f.entity), -f.last_seen))
@@ -327,16 +327,16 @@ def answer_order(facts: Iterable[Fact], *, attribute: str | None = None,
     return now + past
 
 
-def asked_attribute(name: str) -> str:
-    """The attribute the last word of ``name`` asks for ("thermostat setpoint": setting), or ''."""
+def asked_attribute(name: str) -> tuple[str, ...]:
+    """What the last word of ``name`` asks, best first ("oven temperature": a reading, else a setting)."""
     words = name.lower().split()
-    return _ASKED_ATTRIBUTES.get(words[-1], '') if len(words) > 1 else ''
+    return _ASKED_ATTRIBUTES.get(words[-1], ()) if len(words) > 1 else ()
 
 
 # Words that end a name by asking for one attribute of the thing ("the oven temperature").
-_ASKED_ATTRIBUTES = {'setpoint': 'setting', 'setting': 'setting', 'target': 'setting', 'mode': 'state',
-                     'status': 'state', 'state': 'state', 'temperature': 'temperature', 'level': 'level',
-                     'power': 'power'}
+_ASKED_ATTRIBUTES = {'setpoint': ('setting',), 'setting': ('setting',), 'target': ('setting',),
+                     'mode': ('state',), 'status': ('state',), 'state': ('state',),
+                     'temperature': ('temperature', 'setting'), 'level': ('level',), 'power': ('power',)}
 
 
 # -- ranking ---------------------------------------------------------------------------
