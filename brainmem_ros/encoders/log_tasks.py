@@ -64,12 +64,14 @@ _FAILED_AFTER = re.compile(r'(?:->|=>|→)\s*(?:error|fail(?:ed|ure)?|fault|time
 # A field of its own that drops the whole record ("| REJECTED (p<0.60)", "DISCARDED low_conf"),
 # or the verdict right after a confidence ("p=0.31 discarded (p<0.60)").
 _DROPPED = frozenset({'rejected', 'discarded', 'ignored', 'dropped', 'filtered', 'invalid'})
-# A behaviour tree's node names its task in CamelCase ("node=PickObject", "node=HandOver").
 # A task only asked for, or a search that found nothing: what the line names did not happen.
 _ASKED = frozenset({'queued', 'scheduled', 'planned', 'pending', 'request', 'requested', 'awaiting'})
 _NOT_FOUND = re.compile(r'\bnot (?:found|detected|seen)\W*$', re.IGNORECASE)  # the line's verdict
+# A behaviour tree's node names its task in CamelCase ("node=PickObject", "node=HandOver").
 _VERB_KEYS = frozenset({'service', 'action', 'task', 'cmd', 'command', 'node', 'behavior', 'behaviour',
                         'skill'})
+# (Before any capital after a small letter, unlike a name's words run together in
+# record_names: the verb is the first word, whatever follows it, "PickTV".)
 _CAMEL = re.compile(r'(?<=[a-z])(?=[A-Z])')
 #: Keys of what software is asked to do, which name no thing ("domain=light service=turn_off").
 CALL_KEYS = _VERB_KEYS | {'domain', 'job', 'type'}

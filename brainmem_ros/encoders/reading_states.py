@@ -46,13 +46,13 @@ _DEGREES = PARTIAL | {'wide', 'fully'}
 # Verbs of a thing coming apart by itself, and the state it is left in.
 _BREAKING = {'break': 'broken', 'crack': 'cracked', 'shatter': 'broken', 'snap': 'broken', 'smash': 'broken',
              'tear': 'torn', 'rip': 'torn'}
-# Nouns of a stretch of time: "on all night" is on (the parser reads "on" as its preposition).
-# Not lexicon.TIME_NOUNS, which holds dates too: "on Monday" says when, not that it is on.
 # What is open when raised and closed when lowered ("lowered the blinds", "raised the lid"),
 # unlike a volume, a bed or a flag.
 _RAISING = {'raise': 'open', 'lower': 'closed'}
 _COVERINGS = frozenset({'blind', 'blinds', 'shade', 'shades', 'shutter', 'shutters', 'curtain', 'curtains',
                         'lid', 'hatch', 'awning', 'barrier', 'gate'})
+# Nouns of a stretch of time: "on all night" is on (the parser reads "on" as its preposition).
+# Not lexicon.TIME_NOUNS, which holds dates too: "on Monday" says when, not that it is on.
 _TIMES = frozenset({'night', 'day', 'morning', 'afternoon', 'evening', 'week', 'weekend', 'while'})
 
 

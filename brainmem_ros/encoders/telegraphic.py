@@ -63,13 +63,12 @@ def articled(text: str, verbs: frozenset[str], irregular: dict[str, list[str]]) 
     head = _PREFIX.match(text)
     start = head.end() if head else 0
     words = [(m.start() + start, m.group()) for m in _WORD.finditer(text[start:])]
+    opens_past = bool(words) and _past(words[0][1], verbs, irregular)
     name = next((w for _, w in words[1:3] if w not in _QUOTES), '')  # "Detected 'Alice' in ..."
-    if name[:1].isupper() and words[0][1][:1].isupper() and words[0][1][1:].islower() \
-            and _past(words[0][1], verbs, irregular):
+    if opens_past and name[:1].isupper() and words[0][1][:1].isupper() and words[0][1][1:].islower():
         pos, verb = words[0]
         text = text[:pos] + verb.lower() + text[pos + len(verb):]
-    if not words or not _past(words[0][1], verbs, irregular) \
-            or any(w.lower() in _DETERMINERS for _, w in words):
+    if not opens_past or any(w.lower() in _DETERMINERS for _, w in words):
         return text
     at: list[int] = []  # where "the" goes
     for i, (_, word) in enumerate(words):

@@ -33,7 +33,7 @@ TRAILING = word_list('fact_words.txt', 'trailing qualifiers')
 _DISPLAYS = word_list('fact_words.txt', 'displays')
 # Things open or closed as their door or lid is.
 _OPENED = word_list('fact_words.txt', 'opened by a door')
-_OPENINGS = frozenset({'door', 'lid'})
+_OPENING_PARTS = frozenset({'door', 'lid'})
 #: Things named by what they hold or are of ("basil pot", "basil plant").
 CONTAINERS = word_list('fact_words.txt', 'containers')
 # "Note: ..." opens a message without naming who speaks.
@@ -114,9 +114,11 @@ def opened_by(name: str, state: str) -> str:
     >>> opened_by('garage door', 'open'), opened_by('fridge door', 'sticky')
     ('', '')
     """
-    words, owner = name_words(name), name_words(name)[:-1]
+    words = name_words(name)
+    owner = words[:-1]
     opening = state.split()[-1:] in (['open'], ['closed'], ['ajar'])
-    return ' '.join(owner) if opening and owner and words[-1] in _OPENINGS and owner[-1] in _OPENED else ''
+    door = bool(owner) and words[-1] in _OPENING_PARTS and owner[-1] in _OPENED
+    return ' '.join(owner) if opening and door else ''
 
 
 def placed_first(name: str) -> str:

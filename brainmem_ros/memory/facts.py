@@ -189,7 +189,7 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
         thing = _claimed_name(change, unit, owner)
         add(thing, change.attribute, change.after, 'text', unit.stamp)
         placed = change.attribute.strip().lower() in (LOCATION, HOLDER)
-        for also in _also_claimed(unit, change, thing):
+        for also in _also_claimed(unit, change, thing, placed=placed):
             add(also, change.attribute, change.after, 'text', unit.stamp)
         if change.before and placed:
             add(thing, change.attribute, change.before, 'before', unit.stamp - BEFORE_OFFSET_S)
@@ -221,11 +221,11 @@ def _claimed_name(change: StateChange, unit: MemoryUnit, speaker: str) -> str:
     return f"{whose}'s {thing}" if whose else thing
 
 
-def _also_claimed(unit: MemoryUnit, change: StateChange, thing: str) -> list[str]:
-    """Other things a change's claim holds for: what ``unit`` says the thing placed holds ("a
+def _also_claimed(unit: MemoryUnit, change: StateChange, thing: str, *, placed: bool) -> list[str]:
+    """Other things a change's claim holds for: what ``unit`` says the thing ``placed`` holds ("a
     bowl of grapes": the grapes), and what a door or lid opens ("the fridge door": the fridge)."""
     held = contents(unit.text, change.object, [e.name for e in unit.entities if e.type != 'place']) \
-        if change.attribute.strip().lower() in (LOCATION, HOLDER) else []
+        if placed else []
     opens = opened_by(thing, change.after)
     return [*held, opens] if opens else held
 
