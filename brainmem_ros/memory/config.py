@@ -79,6 +79,9 @@ class RetrievalConfig:
                                   'the store alone (0)')
     lexical_synonyms: float = opt(0.4, 0.0, 1.0, 'a synonym of a query word (WordNet) is also searched and '
                                   'counts for this share of the word it stands for (0: no synonyms)')
+    lexical_places: float = opt(0.5, 0.0, 1.0, 'share of its weight a query word naming a thing ("clean the '
+                                'stove") loses in a memory naming it only as a place ("put the broom on the '
+                                'stove"); 0: every match counts alike')
     lexical_max_df: int = opt(50000, 1, 10**9, 'query words in this many memories or more are left out of '
                               'the lexical search (their newest matches would crowd out the rare words\')')
     spread_floor: float = opt(0.3, 0.0, 1.0, 'candidates with less than this share of the best '

@@ -122,8 +122,11 @@ class Retriever:
             # ranked reach): a memory close in meaning that shares the query's words has
             # both kinds of evidence, however many shorter memories hold those words too
             # and fill the lexical list.
-            lexical.update((uid, min(1.0, window[uid] / ideal)) for uid in (*cosine, *entity)
-                           if uid in window and uid not in lexical)
+            added = {uid: min(1.0, window[uid] / ideal) for uid in (*cosine, *entity)
+                     if uid in window and uid not in lexical}
+            for uid, keep in found.kept(added, self.store).items():
+                added[uid] *= keep
+            lexical.update(added)
         return Candidates(cosine, lexical, entity, floor)
 
     def _vector_candidates(self, q: Query, qvecs: npt.NDArray[np.float32], weights: Sequence[float],

@@ -7,7 +7,7 @@ ONNX Runtime both release the interpreter while they work.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from brainmem_ros.memory.config import RetrievalConfig
@@ -23,6 +23,7 @@ from brainmem_ros.memory.query import (
 from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.store.fts_idf import fts5_idf, idf
 from brainmem_ros.memory.synonyms import synonym_phrases
+from brainmem_ros.memory.word_roles import PlaceDiscount
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,13 @@ class TextCandidates:
     window: dict[int, float]  # raw BM25 of every match the lexical search ranked
     ideal: float  # the BM25 an average memory holding every query term once would get
     entity: dict[int, float]  # share of the query's entity weight (IDF) mentioned, in [0, 1]
+    places: PlaceDiscount | None = None  # what a memory naming the query's things as places keeps
+
+    def kept(self, ids: Iterable[int], store: SqliteStore) -> dict[int, float]:
+        """The share of its lexical evidence each of ``ids`` keeps, where below 1 (``places``)."""
+        if self.places is None or not self.places.active:
+            return {}
+        return self.places.factors(store.unit_texts(ids))
 
 
 def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextCandidates:
@@ -41,9 +49,11 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
     lexical: dict[int, float] = {}
     window: dict[int, float] = {}
     ideal = 1.0
+    places: PlaceDiscount | None = None
     words = [w for w in content_words(q.text) if len(w) > 2 or w.isdigit()][:MAX_TERMS]
     if words and cfg.lexical_candidates:
         words, term_counts = scanned_words(store, cfg, words)
+        own = list(words)
         doc_counts = term_counts or store.term_document_counts(words)
         pooled = cfg.lexical_pool_idf > 0.0 and len(words) > 1
         term_idf: dict[str, float] | None = None
@@ -63,6 +73,9 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
             # question, so a memory in the question's own words scores as it did.
             ideal = ideal_bm25(*doc_counts)
             lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
+            if cfg.lexical_places > 0.0:
+                places = PlaceDiscount(store.terms_of, [t for t, _ in q.parts],
+                                       word_idf(store, own, doc_counts), cfg.lexical_places)
     entity: dict[int, float] = {}
     counts = store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
     if counts:
@@ -75,7 +88,21 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
         for key, ids in per_key.items():
             for uid in ids:
                 entity[uid] = entity.get(uid, 0.0) + weight[key] / mass
-    return TextCandidates(lexical, window, ideal, entity)
+    found = TextCandidates(lexical, window, ideal, entity, places)
+    for uid, keep in found.kept(lexical, store).items():
+        lexical[uid] *= keep
+    return found
+
+
+def word_idf(store: SqliteStore, words: Sequence[str], counts: tuple[dict[str, int], int]
+             ) -> dict[str, float]:
+    """FTS5's store-wide IDF of each of ``words`` some memory holds (as its rarest index term)."""
+    held, total = counts
+    terms = store.terms_of(words)
+    if terms is None:
+        return {}
+    df = {w: min((held.get(t, 0) for t in ts), default=0) for w, ts in zip(words, terms, strict=True)}
+    return {w: fts5_idf(n, total) for w, n in df.items() if n}
 
 
 def phrase_idf(store: SqliteStore, words: Sequence[str], counts: tuple[dict[str, int], int]
