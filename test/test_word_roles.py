@@ -52,7 +52,7 @@ def test_a_question_names_its_places_without_a_thing_put_there() -> None:
 
 def _terms(words: Sequence[str]) -> list[frozenset[str]] | None:
     # The index's terms, as the porter tokenizer would give them for these words.
-    return [frozenset({w.rstrip('s')}) for w in words]
+    return [frozenset(t.rstrip('s') for t in w.split()) for w in words]
 
 
 def test_a_memory_keeps_what_it_does_not_name_only_as_a_place() -> None:
@@ -71,6 +71,18 @@ def test_a_memory_keeps_what_it_does_not_name_only_as_a_place() -> None:
     # A question that says where asks about the place: nothing is discounted.
     assert not PlaceDiscount(_terms, ['what is on the stove?'], {'stove': 3.0}, share=0.5).active
     assert not PlaceDiscount(_terms, ['clean the stove'], {'stove': 3.0}, share=0.0).active
+
+
+def test_a_synonym_of_a_thing_is_a_thing_too() -> None:
+    # "laundry basket" is searched for "clothes hamper": a memory that puts something in the
+    # laundry basket names it as a place, one that carries it names it as a thing.
+    discount = PlaceDiscount(_terms, ['take the heavy clothes hamper to the basement'],
+                             {'heavy': 2.0, 'clothes': 2.0, 'hamper': 4.0, 'basement': 2.0}, share=0.5,
+                             synonyms=[('laundry basket', 'clothes hamper', 1.6)])
+    kept = discount.factors({1: 'Moved the jacket to the laundry basket.',
+                             2: 'Carrying the full laundry basket down the stairs, I nearly fell.',
+                             3: 'Put the towel on the basket.'})  # half of the synonym is no match
+    assert kept == {1: pytest.approx(0.5)}
 
 
 @pytest.mark.parametrize('share', [0.5, 0.0])

@@ -74,8 +74,9 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
             ideal = ideal_bm25(*doc_counts)
             lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
             if cfg.lexical_places > 0.0:
+                syn = [(s, src, caps[fts_phrase(s)]) for s, src in alts if caps and fts_phrase(s) in caps]
                 places = PlaceDiscount(store.terms_of, [t for t, _ in q.parts],
-                                       word_idf(store, own, doc_counts), cfg.lexical_places)
+                                       word_idf(store, own, doc_counts), cfg.lexical_places, syn)
     entity: dict[int, float] = {}
     counts = store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
     if counts:

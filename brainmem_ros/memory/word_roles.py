@@ -108,25 +108,31 @@ def word_roles(text: str, *, holding: bool = True) -> WordRoles:
 class PlaceDiscount:
     """A query's things, and how much lexical evidence a memory keeps that names them only as places.
 
-    A memory keeps ``1 - share x (IDF of the query's things it names only as places) / (IDF of the
-    query's words it names)``: the question's other words count in full, and a memory naming the
-    thing as a thing (anywhere in it) keeps all of its evidence.
+    A memory keeps ``1 - share x (weight of the query's things it names only as places) / (weight
+    of the query's words it names)``: the question's other words count in full, and a memory
+    naming the thing as a thing (anywhere in it) keeps all of its evidence. A synonym the lexical
+    search also looks for ("laundry basket" for "clothes hamper") is a thing when the words it
+    stands for are, and weighs what it can count for there.
     """
 
     def __init__(self, terms_of: Callable[[Sequence[str]], list[frozenset[str]] | None],
-                 parts: Sequence[str], idf: Mapping[str, float], share: float) -> None:
+                 parts: Sequence[str], idf: Mapping[str, float], share: float,
+                 synonyms: Sequence[tuple[str, str, float]] = ()) -> None:
         """``parts``: the query's texts (question, goal, state); ``idf``: each query word the
-        lexical search weighs, by its IDF; ``terms_of``: the index's terms of each text."""
+        lexical search weighs, by its IDF; ``synonyms``: (synonym, the query words it stands
+        for, its weight); ``terms_of``: the index's terms of each text."""
         self._terms_of = terms_of
         self._share = share
         roles = [word_roles(p, holding=False) for p in parts]
         things = frozenset().union(*(r.things for r in roles))
-        words = list(idf)
-        terms = terms_of(words) if words and share > 0.0 else None
-        self._words: list[tuple[frozenset[str], float, bool]] = []
+        phrases = [(w, weight, w in things) for w, weight in idf.items()]
+        phrases += [(syn, weight, set(source.split()) <= things) for syn, source, weight in synonyms]
+        terms = terms_of([p for p, _, _ in phrases]) if phrases and share > 0.0 else None
+        self._phrases: list[tuple[frozenset[str], float, bool]] = []
         if terms is not None:
-            self._words = [(t, idf[w], w in things) for w, t in zip(words, terms, strict=True) if t]
-        self.active = any(thing for _, _, thing in self._words)
+            self._phrases = [(t, weight, thing) for (_, weight, thing), t in zip(phrases, terms, strict=True)
+                             if t]
+        self.active = any(thing for _, _, thing in self._phrases)
 
     def factors(self, texts: Mapping[int, str]) -> dict[int, float]:
         """The share of its lexical evidence each memory (unit id: text) keeps, where below 1."""
@@ -141,16 +147,15 @@ class PlaceDiscount:
         out: dict[int, float] = {}
         for uid, r in roles.items():
             named = _terms(r.things, term_of)
-            placed = _terms(r.places, term_of) - named
-            held = placed_weight = 0.0
-            for terms, weight, thing in self._words:
-                if terms & named:
+            held_terms = named | _terms(r.places, term_of)
+            held = placed = 0.0
+            for terms, weight, thing in self._phrases:
+                if terms <= held_terms:
                     held += weight
-                elif terms & placed:
-                    held += weight
-                    placed_weight += weight if thing else 0.0
-            if placed_weight > 0.0:
-                out[uid] = 1.0 - self._share * placed_weight / held
+                    if thing and not terms & named:
+                        placed += weight
+            if placed > 0.0:
+                out[uid] = 1.0 - self._share * placed / held
         return out
 
 
