@@ -79,7 +79,9 @@ def blind_lines(rows: Sequence[dict[str, Any]], distractors: int) -> list[str]:
         'The WordNet synonyms of the query\'s words (2026-12-04, see the lexical evidence above) '
         'pass two of the eight, dev-para-spectacles and dev-lesson-rug-fringe ("rug" is also '
         'searched as "carpet"); "clothes hamper" now finds "laundry basket" too, but the lesson '
-        'ranks 21st behind routine memories of the laundry basket (`python -m bench.explain '
-        'dev-lesson-stairs-basket`).',
+        'ranked 21st behind routine memories of the laundry basket (`python -m bench.explain '
+        'dev-lesson-stairs-basket`). The place roles (2026-12-05, the lexical evidence above) '
+        'pass it and the hold-out\'s one lesson: the memories that put things in the laundry '
+        'basket keep part of their "laundry basket", and the lesson, which carries it, is third.',
         '',
     ]
