@@ -38,6 +38,7 @@ SPLITS: tuple[tuple[str, Path], ...] = (
     ('dev 3', REPO / 'test' / 'data' / 'fact_stories_dev3.jsonl'),
     ('dev 4', REPO / 'test' / 'data' / 'fact_stories_dev4.jsonl'),
     ('dev 5', REPO / 'test' / 'data' / 'fact_stories_dev5.jsonl'),
+    ('dev 6', REPO / 'test' / 'data' / 'fact_stories_dev6.jsonl'),
     ('hold-out', REPO / 'test' / 'data' / 'fact_stories_holdout.jsonl'),
     ('hold-out 2', REPO / 'test' / 'data' / 'fact_stories_holdout2.jsonl'),
     ('hold-out 3', REPO / 'test' / 'data' / 'fact_stories_holdout3.jsonl'),
