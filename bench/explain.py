@@ -86,9 +86,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument('--distractors', type=int, default=5000)
     parser.add_argument('--top', type=int, default=10)
     args = parser.parse_args(argv)
-    # The blind dev split's cases too; the hold-out's are never read (bench/blind_cases.py).
-    dev = dict(SPLITS)['dev']
-    by_name = {c.name: c for c in [*CASES, *(b.case for b in load(dev))]}
+    # The blind dev splits' cases too; the hold-out's are never read (bench/blind_cases.py).
+    dev = [b.case for split, path in SPLITS if split.startswith('dev') for b in load(path)]
+    by_name = {c.name: c for c in [*CASES, *dev]}
     if not args.cases:
         print('\n'.join(by_name))
         return
