@@ -42,3 +42,15 @@ def test_a_home_systems_log_files_its_devices_states(mem_factory: Any) -> None:
     # A door sensor's battery is its own: the robot's battery level is not 12 %.
     assert now('kitchen door battery', 'level') == '12'
     assert [f.entity for f in mem.state_of('battery', attribute='level')] == ['kitchen door battery']
+
+
+def test_a_numbered_device_is_found_by_its_name_without_the_number(mem_factory: Any) -> None:
+    # "vacuum_01" is the robot vacuum; "lamp 2" is not "lamp 1".
+    mem = mem_factory(clock=lambda: NOW)
+    mem.store('[INFO] vacuum_01 status=cleaning room=kitchen battery=82%', stamp=T0)
+    mem.store('[WARN] vacuum_01 status=stuck location=under_dining_table battery=61%', stamp=T0 + 900.0)
+    mem.store('lamp_1 power=on', stamp=T0 + 950.0)
+    assert mem.state_of('the robot vacuum', attribute='state')[0].value == 'stuck'
+    assert mem.state_of('the robot vacuum', attribute='location', as_of=T0 + 600.0)[0].value == 'kitchen'
+    assert mem.state_of('lamp 2') == []
+    assert mem.state_of('lamp 1', attribute='power')[0].value == 'on'

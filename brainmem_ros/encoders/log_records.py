@@ -31,7 +31,7 @@ from functools import lru_cache
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
 from brainmem_ros.encoders.log_commands import STEP_VERBS
-from brainmem_ros.encoders.log_tasks import task_changes, undone
+from brainmem_ros.encoders.log_tasks import CALL_KEYS, task_changes, undone
 from brainmem_ros.encoders.reading_base import DEVICE_KINDS, HELD, POWER
 from brainmem_ros.encoders.record_fields import (
     ASIDE,
@@ -55,7 +55,7 @@ from brainmem_ros.encoders.record_fields import (
     split_fields,
 )
 from brainmem_ros.encoders.record_names import ENTITY_DOMAINS, RECORD_PLACE_PREPS, entity_id
-from brainmem_ros.encoders.record_values import ARROW, RecordValues
+from brainmem_ros.encoders.record_values import ARROW, PARTS, RecordValues
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 # Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a bracket,
@@ -116,6 +116,14 @@ def _keyed(text: str) -> tuple[Field, ...]:
     return tuple((role_key(k) if k is not None else None, v) for k, v in split_fields(text))
 
 
+def _own_state_first(found: list[StateChange], subject: str) -> list[StateChange]:
+    """``found`` without its thing's door or lid when the record gives the thing's own state,
+    which says more ("appliance=dishwasher status=finished door=closed": finished)."""
+    if not any(c.object == subject and c.attribute == 'state' for c in found):
+        return found
+    return [c for c in found if c.object not in {f'{subject} {part}' for part in PARTS}]
+
+
 class RecordReader(RecordValues):
     """Reads the state changes of log records (see the module); names as
     :class:`~brainmem_ros.encoders.record_names.RecordNames` does."""
@@ -153,7 +161,11 @@ class RecordReader(RecordValues):
             elif key in STATE_KEYS:
                 # "status: batt 54%": a field of its own under a heading. A "state" is a thing's
                 # ("<state>finished</state>"); a "status" may be its task's ("status=done").
-                found += (self._state(holder, value, keyed=True, process=key == 'state') if holder else []
+                # An appliance's status is its cycle ("appliance=dishwasher status=finished"), but
+                # not in a task's line ("node=HandOver status=SUCCESS object=tv_remote").
+                process = key == 'state' or (bool(holder) and self._kind(holder) == 'appliance'
+                                             and not any(k in CALL_KEYS for k, _ in fields))
+                found += (self._state(holder, value, keyed=True, process=process) if holder else []
                           ) or self._pair(value)
             elif key in GRIPPED_KEYS and holder and value.lower() in _YES:  # "in_gripper=true"
                 found.append(StateChange(holder, 'location', '', HELD))
@@ -171,7 +183,7 @@ class RecordReader(RecordValues):
                 ) if subject else []
             else:
                 found += self._reading(key, value, holder)
-        found += held
+        found = _own_state_first(found + held, subject)
         # What a task that succeeded did to its thing outweighs its fields' own reading.
         done = task_changes(self, fields)
         told = {(d.object, d.attribute) for d in done}

@@ -28,6 +28,8 @@ _READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
 _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 # Things that open and close, never switch: a sensor's "on" and "off" for one are open and closed.
 _OPENINGS = frozenset({'door', 'window', 'gate', 'hatch', 'lid', 'shutter', 'skylight'})
+# A thing's own parts: a field of one under the record's thing is that thing's part.
+PARTS = frozenset({'door', 'lid'})
 _DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')  # an entity id's domain: "sensor." of "sensor.fridge_temp"
 
 
@@ -50,6 +52,8 @@ class RecordValues(RecordNames):
         if measured := self._measured(key, value):
             return measured
         thing = self.thing(key) if key not in ROLE_KEYS | CALL_KEYS else ''
+        if thing in PARTS and holder:
+            thing = f'{holder} {thing}'  # "appliance=dishwasher door=open": the dishwasher's door
         # A home-automation entity's value is its state, whatever the word ("vacuum.robot_vac:
         # cleaning").
         return self._state(thing, value, keyed=entity_id(key)) if thing else []

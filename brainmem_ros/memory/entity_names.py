@@ -308,13 +308,18 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
     ['white charger', 'white phone charger']
     >>> referents('phone charger', ['white phone charger', 'white charger', 'white laptop charger'])
     ['white phone charger']
+    >>> referents('the robot vacuum', ['vacuum 01', 'hallway dock']), referents('lamp 2', ['lamp 1'])
+    (['vacuum 01'], [])
     """
     q = entity_key(query)
     if not q:
         return []
     words = {singular(w) for w in q.split()}
     head = q.split()[-1]
-    key_words = {k: {singular(w) for w in k.split()} for k in keys if k}
+    # A device's number is no word of its name ("vacuum_01" is the robot vacuum) unless the
+    # question gives one ("lamp 2" is not "lamp 1").
+    numbered = any(w.isdigit() for w in words)
+    key_words = {k: {singular(w) for w in k.split() if numbered or not w.isdigit()} for k in keys if k}
     matched = {k for k in key_words if names_match(query, k)}
     general = [k for k, kw in key_words.items() if k not in matched and head in kw and kw < words]
     others = [ow for o, ow in key_words.items() if o not in matched and o not in general]

@@ -45,7 +45,13 @@ _BATCH = 2000
 
 
 def _head(key: str) -> str:
-    return key.rsplit(' ', 1)[-1]
+    """The word a name is looked up by: its last, or the last before a device's number
+    ("vacuum 01": vacuum, which "the robot vacuum" holds). Facts filed before this read kept
+    the number as their head, and are found by their full name as before."""
+    words = key.split()
+    while len(words) > 1 and words[-1].isdigit():
+        words.pop()
+    return words[-1] if words else key
 
 
 class FactStore:
