@@ -163,6 +163,11 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     # says less than the thing's own state when the line gives both.
     ('[INFO] appliance=dishwasher door=open load=partial', {('dishwasher door', 'state', 'open')}),
     ('[INFO] appliance=dishwasher status=finished door=closed', {('dishwasher', 'state', 'finished')}),
+    # A lock field is its door's state; a key "X_state" is X's; "holding=" is what the gripper holds.
+    ('front_door lock=unlocked user=Dana', {('front door', 'state', 'unlocked')}),
+    ('ts=1712 garage_door_state=closed', {('garage door', 'state', 'closed')}),
+    ('arm: grasp done holding=green_cup', {('green cup', 'location', HELD)}),
+    ('arm: release holding=none', set()),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -30,6 +30,8 @@ _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 _OPENINGS = frozenset({'door', 'window', 'gate', 'hatch', 'lid', 'shutter', 'skylight'})
 # A thing's own parts: a field of one under the record's thing is that thing's part.
 PARTS = frozenset({'door', 'lid'})
+# Keys whose value is what the robot's gripper holds ("holding=green_cup").
+_HOLDING = frozenset({'holding', 'held', 'held_object', 'grasped_object'})
 _DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')  # an entity id's domain: "sensor." of "sensor.fridge_temp"
 
 
@@ -51,9 +53,17 @@ class RecordValues(RecordNames):
             return [StateChange(holder, MEASURES[key], '', value.strip())]
         if measured := self._measured(key, value):
             return measured
+        if key in _HOLDING and value.strip().lower() not in _NO_VALUE:
+            # "holding=green_cup": the gripper holds it.
+            return [StateChange(t, 'location', '', HELD) for t in [self.thing(value, keyed=True)] if t]
         thing = self.thing(key) if key not in ROLE_KEYS | CALL_KEYS else ''
+        if thing == 'lock' and holder:
+            return self._state(holder, value)  # "front_door lock=unlocked": the door is unlocked
         if thing in PARTS and holder:
             thing = f'{holder} {thing}'  # "appliance=dishwasher door=open": the dishwasher's door
+        own, _, suffix = key.rpartition('_')
+        if own and suffix in {'state', 'status'} and (named := self.thing(own)):
+            return self._state(named, value, keyed=True)  # "gripper_state=closed": the gripper's
         # A home-automation entity's value is its state, whatever the word ("vacuum.robot_vac:
         # cleaning").
         return self._state(thing, value, keyed=entity_id(key)) if thing else []
