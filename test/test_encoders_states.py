@@ -48,6 +48,13 @@ def test_result_state_of_a_done_act(x: SpacyExtractor, text: str, change: StateC
     assert not any(c.object in {'anna', 'she'} for c in got)  # the doer has no new state
 
 
+def test_the_state_an_act_leaves_its_subject_in(x: SpacyExtractor) -> None:
+    # "folded shut": "shut" right after the verb is the umbrella's state, not a thing folded.
+    changes = _changes(x, 'a black umbrella folded shut in a tall stand')
+    got = {(c.object, c.attribute, c.after) for c in changes}
+    assert got == {('black umbrella', 'state', 'shut'), ('black umbrella', 'location', 'tall stand')}
+
+
 @pytest.mark.parametrize('text', [
     'Close the garage door.',           # a request
     'Tried to open the fridge.',        # an attempt

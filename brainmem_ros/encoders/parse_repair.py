@@ -107,6 +107,11 @@ def _mend_results(doc: Doc) -> None:
         if not (state or doing) or tok.dep_ != 'dobj' or tok.i == 0:
             continue
         thing = doc[tok.i - 1]
+        if state and thing.i == tok.head.i and thing.tag_ in {'VBD', 'VBN'}:
+            # "an umbrella folded shut", "curtains drawn shut": the state the act leaves its
+            # subject in, right after the verb (no thing between to be its object).
+            tok.dep_, tok.pos_, tok.tag_ = 'oprd', 'ADJ', 'JJ'
+            continue
         if thing.head.i != tok.i or thing.dep_ != 'compound' or thing.pos_ != 'NOUN':
             continue
         verb = tok.head
