@@ -612,6 +612,14 @@ def test_a_pronoun_in_the_next_turn_is_the_thing_placed_before(mem: BrainMem) ->
     assert mem.state_of('ocarina', attribute='location')[0].value == 'backpack'
 
 
+def test_the_last_place_a_turn_says_of_a_pronoun_is_where_the_thing_ends_up(mem: BrainMem) -> None:
+    ep = 'talk-billfold'
+    mem.store('Priya: Has anyone seen my billfold? It is not in my purse.', stamp=T0, episode_id=ep)
+    mem.store("Priya: Got it, it was on the tumble dryer. I'm putting it in my coat pocket.", stamp=T0 + 60,
+              episode_id=ep)
+    assert mem.state_of('billfold', attribute='location')[0].value == 'coat pocket'
+
+
 def test_a_pronoun_in_the_next_turn_answers_the_question_before_it(mem: BrainMem) -> None:
     ep = 'talk-skylight'
     mem.store('Ines: Did you close the porthole in the loft?', stamp=T0, episode_id=ep)

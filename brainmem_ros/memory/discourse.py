@@ -214,11 +214,14 @@ def _place_after_pronoun(unit: MemoryUnit) -> tuple[str, bool]:
     preposition of place, or '' (a question, a negation or a plan names none); and whether
     the pronoun was "mine"."""
     names = [e.name for e in unit.entities if e.type != 'person']
+    found = '', False
     for words in _sentences(unit.text, asked=False):
         for i, word in enumerate(words):
-            if word in _PRONOUNS | _MINE and (place := _place_from(words, i, names)):
-                return place, word in _MINE
-    return '', False
+            if word in _PRONOUNS | _MINE and (place := _place_from(words, i, names)) and place != found[0]:
+                # The last place said is where the thing ends up ("it was on the washing
+                # machine. I'm putting it in my coat pocket."); "mine, they're in my bag" is one.
+                found = place, word in _MINE
+    return found
 
 
 def _spoken(words: list[str], who: str) -> list[str]:
