@@ -48,6 +48,13 @@ def test_result_state_of_a_done_act(x: SpacyExtractor, text: str, change: StateC
     assert not any(c.object in {'anna', 'she'} for c in got)  # the doer has no new state
 
 
+def test_a_second_object_of_the_same_word_is_not_a_second_place(x: SpacyExtractor) -> None:
+    # The parse joins "the white lamp" to the desk, the nearer noun; it was switched on too.
+    text = 'I switched on the red lamp on the study desk and the white lamp in the hallway.'
+    got = {(c.object, c.attribute, c.after) for c in _changes(x, text)}
+    assert {('red lamp', 'power', 'on'), ('white lamp', 'power', 'on')} <= got
+
+
 def test_the_state_an_act_leaves_its_subject_in(x: SpacyExtractor) -> None:
     # "folded shut": "shut" right after the verb is the umbrella's state, not a thing folded.
     changes = _changes(x, 'a black umbrella folded shut in a tall stand')

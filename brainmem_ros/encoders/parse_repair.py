@@ -57,6 +57,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     _mend_fragments(doc)
     _mend_objects(doc)
     _mend_results(doc)
+    _mend_parallels(doc)
     _mend_scenes(doc)
     _mend_working(doc)
     for tok in doc:
@@ -122,6 +123,21 @@ def _mend_results(doc: Doc) -> None:
         else:
             tok.head, tok.dep_ = verb, 'oprd'
             tok.pos_, tok.tag_ = 'ADJ', 'JJ'
+
+
+def _mend_parallels(doc: Doc) -> None:
+    """"switched on the red lamp on the study desk and the white lamp in the hallway": the white
+    lamp joined to the desk, the nearer noun; a noun of the same word as the act's object before
+    that place is a second object (the white lamp was switched on too), not a second place."""
+    for tok in doc:
+        place = tok.head
+        if tok.dep_ != 'conj' or tok.pos_ not in {'NOUN', 'PROPN'} or place.dep_ != 'pobj' \
+                or place.head.dep_ != 'prep':
+            continue
+        first = next((t for t in doc[:place.head.i] if t.lower_ == tok.lower_ and t.dep_ in {'dobj', 'pobj'}
+                      and t.head.i in {place.head.head.i, *(c.i for c in place.head.head.children)}), None)
+        if first is not None:
+            tok.head = first
 
 
 def _mend_working(doc: Doc) -> None:
