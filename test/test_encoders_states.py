@@ -55,6 +55,12 @@ def test_a_second_object_of_the_same_word_is_not_a_second_place(x: SpacyExtracto
     assert {('red lamp', 'power', 'on'), ('white lamp', 'power', 'on')} <= got
 
 
+def test_a_resting_participle_tagged_a_noun_places_its_thing(x: SpacyExtractor) -> None:
+    # "remote" tagged an adjective and "lying" a noun: the remote lies in the fruit bowl.
+    got = {(c.object, c.attribute, c.after) for c in _changes(x, 'a black remote lying in the fruit bowl')}
+    assert got == {('black remote', 'location', 'fruit bowl')}
+
+
 def test_the_state_an_act_leaves_its_subject_in(x: SpacyExtractor) -> None:
     # "folded shut": "shut" right after the verb is the umbrella's state, not a thing folded.
     changes = _changes(x, 'a black umbrella folded shut in a tall stand')

@@ -58,6 +58,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     _mend_objects(doc)
     _mend_results(doc)
     _mend_parallels(doc)
+    _mend_postures(doc)
     _mend_scenes(doc)
     _mend_working(doc)
     for tok in doc:
@@ -138,6 +139,21 @@ def _mend_parallels(doc: Doc) -> None:
                       and t.head.i in {place.head.head.i, *(c.i for c in place.head.head.children)}), None)
         if first is not None:
             tok.head = first
+
+
+def _mend_postures(doc: Doc) -> None:
+    """"a black remote lying in the fruit bowl": "lying" tagged a noun that the tree has as the
+    thing's participle, and the thing ("remote") an adjective heading its own determiner: the
+    participle of a resting verb before a place is a verb, and a household noun so placed a noun."""
+    for tok in doc:
+        thing = tok.head
+        if tok.lower_ not in _PARTICIPLES or tok.pos_ != 'NOUN' or tok.dep_ != 'acl' or thing.i >= tok.i \
+                or not any(c.i > tok.i and c.lower_ in _RESTING for c in tok.children):
+            continue
+        tok.pos_, tok.tag_, tok.lemma_ = 'VERB', 'VBG', _PARTICIPLES[tok.lower_]
+        determined = any(c.dep_ == 'det' for c in thing.children)
+        if thing.pos_ == 'ADJ' and thing.lower_ in NOUN_TYPES and determined:
+            thing.pos_, thing.tag_ = 'NOUN', 'NN'
 
 
 def _mend_working(doc: Doc) -> None:
