@@ -8,13 +8,15 @@ place keep part of their lexical evidence (``RetrievalConfig.lexical_places``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 from scenarios.routine import routine
 
 from brainmem_ros.memory import BrainMem
+from brainmem_ros.memory.store import SqliteStore
 from brainmem_ros.memory.types import ObservationInput
 from brainmem_ros.memory.word_roles import PlaceDiscount, word_roles
 
@@ -50,13 +52,16 @@ def test_a_question_names_its_places_without_a_thing_put_there() -> None:
     assert word_roles('clean the stove', holding=False).things == {'clean', 'stove'}
 
 
-def _terms(words: Sequence[str]) -> list[frozenset[str]] | None:
-    # The index's terms, as the porter tokenizer would give them for these words.
-    return [frozenset(t.rstrip('s') for t in w.split()) for w in words]
+@pytest.fixture
+def terms_of(tmp_path: Path) -> Iterator[Callable[[Sequence[str]], list[frozenset[str]] | None]]:
+    """The index's own terms of each text (FTS5's porter tokenizer), as retrieval asks them."""
+    store = SqliteStore(tmp_path / 'memory.db')
+    yield store.terms_of
+    store.close()
 
 
-def test_a_memory_keeps_what_it_does_not_name_only_as_a_place() -> None:
-    discount = PlaceDiscount(_terms, ['clean the stove', 'clean the kitchen'],
+def test_a_memory_keeps_what_it_does_not_name_only_as_a_place(terms_of: Any) -> None:
+    discount = PlaceDiscount(terms_of, ['clean the stove', 'clean the kitchen'],
                              {'clean': 1.0, 'stove': 3.0, 'kitchen': 1.0}, share=0.5)
     kept = discount.factors({
         1: 'Put the broom on the stove in the kitchen.',  # both held words only as places
@@ -69,14 +74,14 @@ def test_a_memory_keeps_what_it_does_not_name_only_as_a_place() -> None:
     assert kept[5] == pytest.approx(1.0 - 0.5 * 1.0 / 2.0)
     assert 2 not in kept and 3 not in kept and 4 not in kept
     # A question that says where asks about the place: nothing is discounted.
-    assert not PlaceDiscount(_terms, ['what is on the stove?'], {'stove': 3.0}, share=0.5).active
-    assert not PlaceDiscount(_terms, ['clean the stove'], {'stove': 3.0}, share=0.0).active
+    assert not PlaceDiscount(terms_of, ['what is on the stove?'], {'stove': 3.0}, share=0.5).active
+    assert not PlaceDiscount(terms_of, ['clean the stove'], {'stove': 3.0}, share=0.0).active
 
 
-def test_a_synonym_of_a_thing_is_a_thing_too() -> None:
+def test_a_synonym_of_a_thing_is_a_thing_too(terms_of: Any) -> None:
     # "laundry basket" is searched for "clothes hamper": a memory that puts something in the
     # laundry basket names it as a place, one that carries it names it as a thing.
-    discount = PlaceDiscount(_terms, ['take the heavy clothes hamper to the basement'],
+    discount = PlaceDiscount(terms_of, ['take the heavy clothes hamper to the basement'],
                              {'heavy': 2.0, 'clothes': 2.0, 'hamper': 4.0, 'basement': 2.0}, share=0.5,
                              synonyms=[('laundry basket', 'clothes hamper', 1.6)])
     kept = discount.factors({1: 'Moved the jacket to the laundry basket.',
