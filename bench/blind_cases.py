@@ -85,6 +85,16 @@ def blind_lines(rows: Sequence[dict[str, Any]], distractors: int) -> list[str]:
         'ranked 21st behind routine memories of the laundry basket (`python -m bench.explain '
         'dev-lesson-stairs-basket`). The place roles (2026-12-05, the lexical evidence above) '
         'pass it and the hold-out\'s one lesson: the memories that put things in the laundry '
-        'basket keep part of their "laundry basket", and the lesson, which carries it, is third.',
+        'basket keep part of their "laundry basket", and the lesson, which carries it, is third. '
+        'The nine misses of dev 2 (one-off runs of `python -m bench.explain` on 2026-12-05, top 100 '
+        'asked) are of the same kinds: an answer in other words than the question\'s ("the clicker '
+        'for the telly" for "the TV remote", 25th; "garbage collection" for "the rubbish lorry", '
+        'fourth by 0.004; "Daniel\'s computer" for his laptop, second with k=1; a jumper of merino '
+        'for a wool sweater, 22nd; microfiber cloths for smudges on a screen, 11th; a stepladder for a '
+        'bulb four metres up, not in the first 100), a lesson that shares only a name with its task '
+        '(the cable that jammed the brush roll under Jonas\'s desk, eighth), a fix reached only by '
+        'activation (the U-bend\'s slip nut for "how was the leak fixed", 48th, its score 0.44 against '
+        '0.64 for the fourth), and a cause asked with "why" that came before the match (the wind for '
+        'the fallen fern, fourth).',
         '',
     ]
