@@ -61,6 +61,11 @@ def test_a_resting_participle_tagged_a_noun_places_its_thing(x: SpacyExtractor) 
     assert got == {('black remote', 'location', 'fruit bowl')}
 
 
+def test_a_state_after_a_resting_participle_is_its_things(x: SpacyExtractor) -> None:
+    got = {(c.object, c.attribute, c.after) for c in _changes(x, 'a red backpack lying open on the stairs')}
+    assert got == {('red backpack', 'state', 'open'), ('red backpack', 'location', 'stair')}
+
+
 def test_the_state_an_act_leaves_its_subject_in(x: SpacyExtractor) -> None:
     # "folded shut": "shut" right after the verb is the umbrella's state, not a thing folded.
     changes = _changes(x, 'a black umbrella folded shut in a tall stand')

@@ -41,6 +41,8 @@ _MOTIONS = frozenset({'draw', 'slide', 'swing', 'push', 'pull', 'blow', 'kick', 
 # Words of degree between a thing and its state ("curtains wide open"); those of part degree
 # stay with the state ("half closed").
 _DEGREES = PARTIAL | {'wide', 'fully'}
+# Verbs a thing rests by, whose participle a state can follow ("lying open", "standing ajar").
+_POSTURES = frozenset({'lie', 'rest', 'sit', 'stand', 'hang', 'lean'})
 
 
 # Verbs of a thing coming apart by itself, and the state it is left in.
@@ -249,8 +251,10 @@ class StateReading(PlaceReading):
             # Right after the thing, however the parser hung it: "Door check: garage door
             # OPEN", "left the door open".
             return [names[before]]
-        if before >= 0 and self.doc[before].tag_ in {'VBN', 'VBD'}:
-            # Right after a verb of its own subject: "grey curtains drawn closed", "the gate swung shut".
+        if before >= 0 and (self.doc[before].tag_ in {'VBN', 'VBD'} or (
+                self.doc[before].tag_ == 'VBG' and self.doc[before].lemma_ in _POSTURES)):
+            # Right after a verb of its own subject: "grey curtains drawn closed", "the gate swung
+            # shut", "a red backpack lying open".
             verb = self.doc[before]
             things = self._things([c for c in verb.children if c.dep_ in {'nsubj', 'nsubjpass'}], names)
             if things:
