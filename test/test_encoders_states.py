@@ -887,6 +887,8 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
     ("I'm charging the phone.", {StateChange('phone', 'state', '', 'charging')}),  # not charged yet
     ('The oven is preheating to 200C.', {StateChange('oven', 'state', '', 'preheating')}),
     ('The kettle is heating.', {StateChange('kettle', 'state', '', 'heating')}),
+    ('The kettle is boiling.', {StateChange('kettle', 'state', '', 'boiling')}),
+    ('The washing machine is draining.', {StateChange('washing machine', 'state', '', 'draining')}),
     # An opening participle is done as its clause is: now, or later.
     ("Marco: Opening the garage door again, I'm taking the car out.",
      {StateChange('garage door', 'state', '', 'open')}),
