@@ -66,6 +66,13 @@ def test_a_state_after_a_resting_participle_is_its_things(x: SpacyExtractor) -> 
     assert got == {('red backpack', 'state', 'open'), ('red backpack', 'location', 'stair')}
 
 
+def test_a_degree_read_as_a_second_name_is_the_states(x: SpacyExtractor) -> None:
+    # "half" read as a name of the pot (a "glass coffee pot half"): the pot is half full.
+    changes = _changes(x, 'a coffee pot half full on the warming plate')
+    got = {(c.object, c.attribute, c.after) for c in changes}
+    assert got == {('coffee pot', 'state', 'half full'), ('coffee pot', 'location', 'warming plate')}
+
+
 def test_the_state_an_act_leaves_its_subject_in(x: SpacyExtractor) -> None:
     # "folded shut": "shut" right after the verb is the umbrella's state, not a thing folded.
     changes = _changes(x, 'a black umbrella folded shut in a tall stand')

@@ -620,6 +620,15 @@ def test_the_last_place_a_turn_says_of_a_pronoun_is_where_the_thing_ends_up(mem:
     assert mem.state_of('billfold', attribute='location')[0].value == 'coat pocket'
 
 
+def test_the_weather_is_no_thing_a_pronoun_stands_for(mem: BrainMem) -> None:
+    ep = 'chores-aspidistra'
+    mem.store('I carried the aspidistra from the bedroom to the balcony.', stamp=T0, episode_id=ep)
+    mem.store('Rain started, so I brought it back inside and set it on the kitchen windowsill.',
+              stamp=T0 + 60, episode_id=ep)
+    assert mem.state_of('aspidistra', attribute='location')[0].value == 'kitchen windowsill'
+    assert mem.state_of('rain') == []
+
+
 def test_a_pronoun_in_the_next_turn_answers_the_question_before_it(mem: BrainMem) -> None:
     ep = 'talk-skylight'
     mem.store('Ines: Did you close the porthole in the loft?', stamp=T0, episode_id=ep)

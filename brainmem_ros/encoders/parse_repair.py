@@ -274,6 +274,14 @@ def _mend_degrees(doc: Doc) -> None:
     """"with the blinds half open": "half" tagged a noun, and read as the head of a name
     ("blinds half"); it says how far the state holds."""
     for tok in doc:
+        if tok.lower_ in _DEGREE_WORDS and tok.dep_ == 'appos' and 0 < tok.i + 1 < len(doc) \
+                and doc[tok.i + 1].head.i == tok.i and doc[tok.i + 1].pos_ == 'ADJ' and tok.head.i < tok.i:
+            # "a glass coffee pot half full": "half" read as a second name of the pot, "full" as
+            # its modifier; the pot is half full.
+            state = doc[tok.i + 1]
+            state.head, state.dep_ = tok.head, 'amod'
+            tok.head, tok.dep_, tok.pos_, tok.tag_ = state, 'advmod', 'ADV', 'RB'
+            continue
         if tok.lower_ not in _DEGREE_WORDS or tok.pos_ not in {'NOUN', 'ADV'} \
                 or tok.dep_ not in {'advmod', 'npadvmod'} or tok.i + 1 == len(doc) \
                 or doc[tok.i + 1].pos_ not in {'ADJ', 'VERB'} or tok.i == 0:
