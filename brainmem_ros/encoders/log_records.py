@@ -55,7 +55,8 @@ from brainmem_ros.encoders.record_fields import (
     split_fields,
 )
 from brainmem_ros.encoders.record_names import ENTITY_DOMAINS, RECORD_PLACE_PREPS, entity_id
-from brainmem_ros.encoders.record_values import ARROW, PARTS, RecordValues
+from brainmem_ros.encoders.record_values import ARROW, RecordValues
+from brainmem_ros.memory.entity_names import OPENING_PARTS
 from brainmem_ros.memory.types import StateChange, normalise_name
 
 # Marks of a record: a separator, a key=value pair, an arrow, a "key: value" field, a bracket,
@@ -121,7 +122,7 @@ def _own_state_first(found: list[StateChange], subject: str) -> list[StateChange
     which says more ("appliance=dishwasher status=finished door=closed": finished)."""
     if not any(c.object == subject and c.attribute == 'state' for c in found):
         return found
-    return [c for c in found if c.object not in {f'{subject} {part}' for part in PARTS}]
+    return [c for c in found if c.object not in {f'{subject} {part}' for part in OPENING_PARTS}]
 
 
 class RecordReader(RecordValues):

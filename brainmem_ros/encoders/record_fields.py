@@ -56,6 +56,8 @@ DETECTION_KEYS = frozenset({'det', 'detection', 'detected', 'person', 'human'})
 OWNER_KEYS = frozenset({'owner', 'owner_tag', 'owned_by', 'belongs_to'})
 #: Keys that say, true or false, whether the robot's gripper holds the thing.
 GRIPPED_KEYS = frozenset({'in_gripper', 'in_hand', 'grasped', 'gripped', 'attached'})
+#: Keys whose value is what the robot's gripper holds ("holding=green_cup").
+HOLDING_KEYS = frozenset({'holding', 'held', 'held_object', 'grasped_object'})
 STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction', 'new_state', 'hvac_mode'})
 BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc', 'battery_level', 'battery_percentage'})
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',

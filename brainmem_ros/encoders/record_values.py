@@ -14,10 +14,17 @@ from brainmem_ros.encoders.lexicon import NOUN_TYPES, participle_states
 from brainmem_ros.encoders.log_tasks import CALL_KEYS
 from brainmem_ros.encoders.reading_base import DEVICE_KINDS, HELD, PARTIAL, POWER
 from brainmem_ros.encoders.reading_measures import IN_PROGRESS
-from brainmem_ros.encoders.record_fields import ASIDE, BATTERY_KEYS, CONFIDENCE, MEASURES, ROLE_KEYS
+from brainmem_ros.encoders.record_fields import (
+    ASIDE,
+    BATTERY_KEYS,
+    CONFIDENCE,
+    HOLDING_KEYS,
+    MEASURES,
+    ROLE_KEYS,
+)
 from brainmem_ros.encoders.record_merge import PROCESS_STATES
 from brainmem_ros.encoders.record_names import RecordNames, entity_id
-from brainmem_ros.memory.entity_names import entity_key
+from brainmem_ros.memory.entity_names import OPENING_PARTS, entity_key
 from brainmem_ros.memory.types import StateChange
 
 _CYCLE = PROCESS_STATES | frozenset(IN_PROGRESS.values())  # an appliance's: "finished", "running"
@@ -28,10 +35,6 @@ _READING = re.compile(r'^([-+]?\d+(?:[.,]\d+)?)\s?(%|[A-Za-z°]{1,3})?$')
 _PERCENT = re.compile(r'\d+(?:[.,]\d+)?\s?%')
 # Things that open and close, never switch: a sensor's "on" and "off" for one are open and closed.
 _OPENINGS = frozenset({'door', 'window', 'gate', 'hatch', 'lid', 'shutter', 'skylight'})
-# A thing's own parts: a field of one under the record's thing is that thing's part.
-PARTS = frozenset({'door', 'lid'})
-# Keys whose value is what the robot's gripper holds ("holding=green_cup").
-_HOLDING = frozenset({'holding', 'held', 'held_object', 'grasped_object'})
 _DOMAIN = re.compile(r'^[a-z_]+\.(?=[a-z])')  # an entity id's domain: "sensor." of "sensor.fridge_temp"
 
 
@@ -53,13 +56,13 @@ class RecordValues(RecordNames):
             return [StateChange(holder, MEASURES[key], '', value.strip())]
         if measured := self._measured(key, value):
             return measured
-        if key in _HOLDING and value.strip().lower() not in _NO_VALUE:
+        if key in HOLDING_KEYS and value.strip().lower() not in _NO_VALUE:
             # "holding=green_cup": the gripper holds it.
             return [StateChange(t, 'location', '', HELD) for t in [self.thing(value, keyed=True)] if t]
         thing = self.thing(key) if key not in ROLE_KEYS | CALL_KEYS else ''
         if thing == 'lock' and holder:
             return self._state(holder, value)  # "front_door lock=unlocked": the door is unlocked
-        if thing in PARTS and holder:
+        if thing in OPENING_PARTS and holder:
             thing = f'{holder} {thing}'  # "appliance=dishwasher door=open": the dishwasher's door
         own, _, suffix = key.rpartition('_')
         if own and suffix in {'state', 'status'} and (named := self.thing(own)):

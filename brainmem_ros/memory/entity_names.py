@@ -33,7 +33,8 @@ TRAILING = word_list('fact_words.txt', 'trailing qualifiers')
 _DISPLAYS = word_list('fact_words.txt', 'displays')
 # Things open or closed as their door or lid is.
 _OPENED = word_list('fact_words.txt', 'opened by a door')
-_OPENING_PARTS = frozenset({'door', 'lid'})
+#: A thing's parts that open and close it: the state of a fridge's door is the fridge's.
+OPENING_PARTS = frozenset({'door', 'lid'})
 #: Things named by what they hold or are of ("basil pot", "basil plant").
 CONTAINERS = word_list('fact_words.txt', 'containers')
 # "Note: ..." opens a message without naming who speaks.
@@ -117,7 +118,7 @@ def opened_by(name: str, state: str) -> str:
     words = name_words(name)
     owner = words[:-1]
     opening = state.split()[-1:] in (['open'], ['closed'], ['ajar'])
-    door = bool(owner) and words[-1] in _OPENING_PARTS and owner[-1] in _OPENED
+    door = bool(owner) and words[-1] in OPENING_PARTS and owner[-1] in _OPENED
     return ' '.join(owner) if opening and door else ''
 
 

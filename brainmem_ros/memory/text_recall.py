@@ -74,9 +74,13 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
             ideal = ideal_bm25(*doc_counts)
             lexical = {uid: min(1.0, bm25 / ideal) for uid, bm25 in scored}
             if cfg.lexical_places > 0.0:
+                # The words' IDF as the search weighed them (a single word with no synonyms is
+                # weighed by FTS5 alone: counted here).
+                by_phrase = term_idf if term_idf is not None else phrase_idf(store, own, doc_counts)
+                own_idf = {w: by_phrase[p] for w in own if (p := fts_phrase(w)) in by_phrase}
                 syn = [(s, src, caps[fts_phrase(s)]) for s, src in alts if caps and fts_phrase(s) in caps]
-                places = PlaceDiscount(store.terms_of, [t for t, _ in q.parts],
-                                       word_idf(store, own, doc_counts), cfg.lexical_places, syn)
+                places = PlaceDiscount(store.terms_of, [t for t, _ in q.parts], own_idf, cfg.lexical_places,
+                                       syn)
     entity: dict[int, float] = {}
     counts = store.entity_document_counts(q.entity_keys) if cfg.entity_candidates else {}
     if counts:
@@ -93,17 +97,6 @@ def text_candidates(store: SqliteStore, cfg: RetrievalConfig, q: Query) -> TextC
     for uid, keep in found.kept(lexical, store).items():
         lexical[uid] *= keep
     return found
-
-
-def word_idf(store: SqliteStore, words: Sequence[str], counts: tuple[dict[str, int], int]
-             ) -> dict[str, float]:
-    """FTS5's store-wide IDF of each of ``words`` some memory holds (as its rarest index term)."""
-    held, total = counts
-    terms = store.terms_of(words)
-    if terms is None:
-        return {}
-    df = {w: min((held.get(t, 0) for t in ts), default=0) for w, ts in zip(words, terms, strict=True)}
-    return {w: fts5_idf(n, total) for w, n in df.items() if n}
 
 
 def phrase_idf(store: SqliteStore, words: Sequence[str], counts: tuple[dict[str, int], int]
