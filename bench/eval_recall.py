@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import locomo
+from bench import libraries, locomo
 from bench.blind_cases import blind_lines, blind_rows
 from bench.common import cpu_name
 from brainmem_ros.encoders.base import Embedder
@@ -52,6 +52,7 @@ DOCS = locomo.REPO / 'docs'
 N_ROUTINE_QUESTIONS = 40
 TUNING = DOCS / 'retrieval_tuning.json'
 ENCODERS = DOCS / 'retrieval_encoders.json'
+LIBRARIES = DOCS / 'retrieval_libraries.json'
 # The grid --tune searches: the constants that shape the ranking (docs/retrieval.md).
 GRID: dict[str, tuple[float, ...]] = {
     'w_lexical': (0.6, 0.7, 0.8),
@@ -287,6 +288,7 @@ def _plot(rows: Sequence[tuple[str, dict[str, float]]], path: Path) -> None:
 
 def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, Any] | None,
               encoders: Sequence[dict[str, Any]], scenarios: Sequence[dict[str, Any]],
+              libs: Sequence[dict[str, Any]],
               blind: Sequence[dict[str, Any]],
               routine_rows: Sequence[dict[str, Any]], beside: Sequence[tuple[str, dict[str, float]]],
               distractors: int, n_questions: int, seconds: float) -> Path:
@@ -452,6 +454,7 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         '',
         '![recall per category](retrieval.png)',
         '',
+        *libraries.section(libs, rows, blind),
     ]
     if beside:
         lines += [
@@ -679,6 +682,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--tune', action='store_true', help='grid search with cross-validation')
     parser.add_argument('--skip-scenarios', action='store_true')
     parser.add_argument('--encoders', action='store_true', help='compare the installed ONNX encoders')
+    parser.add_argument('--libraries', action='store_true',
+                        help='run the offline memory libraries of requirements-libraries.txt')
     parser.add_argument('--cache', type=Path, help='keep the LoCoMo stores here and reuse them')
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
@@ -712,6 +717,14 @@ def main(argv: list[str] | None = None) -> int:
             ENCODERS.write_text(json.dumps(encoders, indent=1))
         elif ENCODERS.exists():
             encoders = json.loads(ENCODERS.read_text())
+        libs: list[dict[str, Any]] = []
+        if args.libraries:
+            robot = 0 if args.skip_scenarios else args.distractors
+            date = time.strftime('%Y-%m-%d')
+            libs = [{**r, 'date': date} for r in libraries.library_rows(convs, embedder, robot)]
+            LIBRARIES.write_text(json.dumps(libs, indent=1))
+        elif LIBRARIES.exists():
+            libs = json.loads(LIBRARIES.read_text())
         scenarios: list[dict[str, Any]] = []
         blind: list[dict[str, Any]] = []
         routine_rows: list[dict[str, Any]] = []
@@ -727,7 +740,7 @@ def main(argv: list[str] | None = None) -> int:
     DOCS.mkdir(exist_ok=True)
     _plot(rows, DOCS / 'retrieval.png')
     n_questions = sum(len(c.questions) for c in convs)
-    out = write_doc(rows, tuning, encoders, scenarios, blind, routine_rows, beside, args.distractors,
+    out = write_doc(rows, tuning, encoders, scenarios, libs, blind, routine_rows, beside, args.distractors,
                     n_questions, time.perf_counter() - t0)
     print(f'wrote {out} in {time.perf_counter() - t0:.0f} s')
     return 0
