@@ -113,6 +113,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     # A task that succeeded: the state its verb leaves the thing in, or the person it is for.
     ('TASK#416 close item=back_door status=SUCCESS duration=22s', {('back door', 'state', 'closed')}),
     ('job=77 action=unlock device=side_gate result=done', {('side gate', 'state', 'unlocked')}),
+    # A command log names its device first, the action as a field.
+    ('[CMD] cover.shed_door action=close status=ok', {('shed door', 'state', 'closed')}),
     ('TASK#414 fetch item=dog_lead to=user:Aroha status=SUCCESS', {('dog lead', 'location', 'aroha')}),
     # The verb's thing in its name, the person under a key of its own.
     ('task fetch_object object=reading_glasses deliver_to=Maya status=done',

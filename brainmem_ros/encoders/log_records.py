@@ -186,7 +186,7 @@ class RecordReader(RecordValues):
                 found += self._reading(key, value, holder)
         found = _own_state_first(found + held, subject)
         # What a task that succeeded did to its thing outweighs its fields' own reading.
-        done = task_changes(self, fields)
+        done = task_changes(self, fields, subject=subject)
         told = {(d.object, d.attribute) for d in done}
         return [c for c in found if (c.object, c.attribute) not in told] + done
 

@@ -78,12 +78,17 @@ CALL_KEYS = _VERB_KEYS | {'domain', 'job', 'type'}
 _TARGET_KEYS = THING_KEYS | {'target', 'entity_id', 'device'}
 
 
-def task_changes(reader: Namer, fields: list[Field]) -> list[StateChange]:
+def task_changes(reader: Namer, fields: list[Field], *, subject: str = '') -> list[StateChange]:
     """The state a successful task record leaves its thing in (see the module); none unless
-    the record has a verb, a thing and (but for a service call) an outcome of success."""
+    the record has a verb, a thing and (but for a service call) an outcome of success.
+
+    The thing is a target field's, else the record's ``subject``: a command log names the
+    device first and the action as a field ("[CMD] skylight.kitchen action=close status=ok").
+    """
     leading = _leading_outcome(fields)
     verb = _verb(fields, leading)
-    thing = next((t for k, v in fields if k in _TARGET_KEYS and (t := reader.thing(v, keyed=True))), '')
+    thing = next((t for k, v in fields if k in _TARGET_KEYS and (t := reader.thing(v, keyed=True))), '') \
+        or subject
     if not verb or not thing:
         return []
     outcomes = [v.strip().lower() for k, v in fields if k in _OUTCOME_KEYS] + leading
