@@ -715,6 +715,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     # An object tagged a verb ("he presents") is a noun.
     ('Dad hid the birthday presents in the wardrobe.',
      {StateChange('birthday present', 'location', '', 'wardrobe')}),
+    # Also with the determiner hung on the word before it ("the house" keys).
+    ('Lena came home and handed me the house keys; I hung them on the key rack.',
+     {StateChange('lena', 'location', '', 'home'), StateChange('house key', 'location', '', 'key rack')}),
     # Latches are states as locks are.
     ('The back gate was found unlatched.', {StateChange('back gate', 'state', '', 'unlatched')}),
     ('I latched the garden gate.', {StateChange('garden gate', 'state', '', 'latched')}),

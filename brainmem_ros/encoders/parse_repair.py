@@ -234,14 +234,15 @@ def _mend_states(doc: Doc) -> None:
 
 def _mend_nominals(doc: Doc) -> None:
     """"hid the birthday presents in the wardrobe": "presents" tagged a verb ("he presents")
-    where the tree has it as a noun phrase's head, the verb's object with its determiner; a
+    where the tree has it as a noun phrase's head, the verb's object with its determiner (on
+    it, or on the word before it: "handed me the house keys" hangs "the" on "house"); a
     verb never fills that place, so the tag is the one mistake."""
     for tok in doc:
         # (A subject so tagged is more often the sentence's verb, misread: "A black umbrella
         # leans against the coat stand" with "stand" for the verb.)
         if tok.pos_ != 'VERB' or tok.tag_ not in {'VBZ', 'VBP'} or tok.dep_ not in {'dobj', 'pobj'} \
                 or tok.lower_ in _PRESENT \
-                or not any(c.dep_ in {'det', 'poss'} and c.i < tok.i for c in tok.children) \
+                or not any(c.dep_ in {'det', 'poss'} and c.i < tok.i for c in tok.subtree) \
                 or any(c.dep_ in {'nsubj', 'dobj', 'aux', 'auxpass', 'prt'} for c in tok.children):
             continue
         tok.pos_, tok.tag_ = 'NOUN', 'NNS' if tok.tag_ == 'VBZ' else 'NN'
