@@ -492,6 +492,17 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('milk', 'location', '', 'fridge'), StateChange('bread', 'location', '', 'bread bin')}),
     ('I left the keys on the hook and the wallet in the drawer.',
      {StateChange('key', 'location', '', 'hook'), StateChange('wallet', 'location', '', 'drawer')}),
+    # ... also when it is joined to the object; a particle read as a preposition ("switched
+    # off the fan") leaves the object the verb's.
+    ('I switched on the red lamp on the study desk and the white lamp in the hallway.',
+     {StateChange('red lamp', 'power', '', 'on'), StateChange('white lamp', 'power', '', 'on'),
+      StateChange('red lamp', 'location', '', 'study desk'),
+      StateChange('white lamp', 'location', '', 'hallway')}),
+    ('I switched off the fan in the bedroom.',
+     {StateChange('fan', 'power', '', 'off'), StateChange('fan', 'location', '', 'bedroom')}),
+    # The place of the last thing listed is all of theirs when the verb has none.
+    ('I put the milk and the bread in the bread bin.',
+     {StateChange('milk', 'location', '', 'bread bin'), StateChange('bread', 'location', '', 'bread bin')}),
     # A verb joined to a passive shares its subject.
     ('The iron has been unplugged and put away in the cupboard.',
      {StateChange('iron', 'state', '', 'unplugged'), StateChange('iron', 'location', '', 'cupboard')}),

@@ -56,6 +56,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     _mend_agreement(doc)
     _mend_fragments(doc)
     _mend_objects(doc)
+    _mend_particles(doc)
     _mend_results(doc)
     _mend_parallels(doc)
     _mend_postures(doc)
@@ -354,3 +355,24 @@ def _mend_objects(doc: Doc) -> None:
                 or any(c.dep_ in {'dobj', 'nsubj', 'aux', 'cop'} for c in tok.children):
             continue
         tok.dep_ = 'dobj'
+
+
+# Verbs whose "on"/"off" right after them is a particle of switching ("switched off the fan").
+_SWITCHING = frozenset({'switch', 'turn', 'flip', 'flick', 'power', 'click'})
+
+
+def _mend_particles(doc: Doc) -> None:
+    """"I switched off the fan in the bedroom": "off" read as a preposition with the fan its
+    object, as the parser reads "turned off the lamp" right (a particle, and the lamp the
+    verb's object); the fan is the verb's object, and "in the bedroom" where it is."""
+    for tok in doc[1:]:
+        verb = doc[tok.i - 1]
+        if tok.lower_ not in {'on', 'off'} or tok.dep_ != 'prep' or tok.head.i != verb.i \
+                or verb.pos_ != 'VERB' or verb.lemma_ not in _SWITCHING \
+                or any(c.dep_ in {'dobj', 'obj'} for c in verb.children):
+            continue
+        thing = next((c for c in tok.children if c.dep_ == 'pobj'), None)
+        if thing is None:
+            continue
+        tok.dep_, tok.pos_, tok.tag_ = 'prt', 'ADP', 'RP'
+        thing.dep_, thing.head = 'dobj', verb

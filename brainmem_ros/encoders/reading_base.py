@@ -370,3 +370,17 @@ def imperative(tok: Token) -> bool:
     """"Don't move the vase": a negated request, not a failure."""
     return any(c.dep_ == 'aux' and c.lower_ in {'do', 'does'} for c in tok.children) and not any(
         c.dep_ in {'nsubj', 'nsubjpass'} for c in tok.children)
+
+
+def own_place(thing: Token) -> bool:
+    """Whether a place phrase hangs on ``thing`` itself ("the white lamp in the hallway")."""
+    return any(p.dep_ == 'prep' and p.lower_ in PLACE_PREPS for p in thing.children)
+
+
+def what_for(prep: Token, preps: list[Token]) -> bool:
+    """"to thaw" read as a preposition and a noun after a place phrase of the same verb ("in
+    the fridge to thaw"): a bare word that names no known thing after "to" says what for (not
+    "to bed", "to the fridge", "to Hannah"; alone, "to storage" may be a place)."""
+    return prep.lower_ == 'to' and any(p.lower_ in PLACE_PREPS and p.i < prep.i for p in preps) and any(
+        o.dep_ == 'pobj' and not list(o.children) and o.pos_ != 'PROPN' and o.lemma_.lower() not in NOUN_TYPES
+        for o in prep.children)

@@ -22,6 +22,8 @@ from brainmem_ros.encoders.reading_base import (
     indefinite,
     is_person,
     narrated,
+    own_place,
+    what_for,
 )
 from brainmem_ros.encoders.reading_measures import LEFT_DOING, MeasureReading
 from brainmem_ros.encoders.reading_scenes import HANGING, SCENE_PREPS
@@ -120,8 +122,8 @@ class PlaceReading(MeasureReading):
             tok.tag_ == 'VB' and self._inflected(tok))
         taken = narrated(tok) and self._verb_lemma(tok) in _TOOK  # "C picks a cup from the table"
         preps = [c for c in tok.children if c.dep_ in {'prep', 'dative'}]  # "gave the drill to Hannah"
-        # "next to", "close to"; "left the umbrella drying in the tub"
-        # (or read as a clause of "left": "left the tap running in the bathroom")
+        # "next to", "close to"; "left the umbrella drying in the tub" (or read as a clause of
+        # "left": "left the tap running in the bathroom")
         doing = {'xcomp', 'advcl'} if self._verb_lemma(tok) in LEFT_DOING else {'xcomp'}
         preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod', 'oprd'} or (
             c.dep_ in doing and c.tag_ in {'VBG', 'VBN'} and not has_object(c)
@@ -136,10 +138,10 @@ class PlaceReading(MeasureReading):
             preps += [g for m in movers if m.dep_ == 'nsubj' for g in m.children
                       if g.dep_ == 'prep' and g.lower_ in SCENE_PREPS]
         if transitive:
-            # "moved the keys to the drawer" with the phrase hung on the object (or on
-            # the head of its name when the parser split it).
-            # (Only the verb's own object: a pronoun's antecedent in another clause keeps its
-            # phrases, "found the charger under the sofa and put it on the shelf".)
+            # "moved the keys to the drawer" with the phrase hung on the object (or on the head of
+            # its name when the parser split it). (Only the verb's own object: a pronoun's antecedent
+            # in another clause keeps its phrases, "found the charger under the sofa and put it on
+            # the shelf".)
             hangers = dict.fromkeys(t for m in movers if m.dep_ == 'dobj' and m.head.i == tok.i
                                     for t in (m, self.doc[self.heads.get(m.i, m.i)]))
             # A pronoun object's own phrases ("and left it on the porch step to dry").
@@ -157,14 +159,20 @@ class PlaceReading(MeasureReading):
             preps += [g for p in preps if p.lower_ in PLACE_PREPS for o in p.children if o.dep_ == 'pobj'
                       for g in o.children if g.dep_ == 'prep' and g.lower_ == 'with' and g not in preps]
         preps.sort(key=lambda p: p.i)
+        # "switched on the red lamp on the desk and the white lamp in the hallway": a thing listed with
+        # a place of its own is there (:meth:`gapped`); "put the milk and the bread in the bread bin":
+        # the last one's place is all of theirs when the verb has none.
+        if len(movers) > 1 and transitive and any(p.lower_ in PLACE_PREPS for p in preps):
+            movers = [m for m in movers if m.dep_ != 'conj' or not own_place(m)] or movers
+        elif len(movers) > 1 and transitive and movers[-1].dep_ == 'conj':
+            preps += [g for g in movers[-1].children if g.dep_ == 'prep' and g.lower_ in PLACE_PREPS]
         mover_names = {names[m.i] for m in movers}
         # A goal phrase naming a thing ("to the sink", "into the drawer") is where a moved
         # thing went, whatever resting phrase comes first: a scene set before the verb ("In
         # the kitchen, moved the mug to the sink") or where the thing stood ("moved the cup
         # on the table to the shelf", which is where it came from). Not a side of a thing
         # ("to the left of the sink": the first place phrase says more).
-        goal = next((p for p in preps if transitive and p.lower_ in _GOAL_PREPS
-                     and not _what_for(p, preps)
+        goal = next((p for p in preps if transitive and p.lower_ in _GOAL_PREPS and not what_for(p, preps)
                      and p.head.pos_ not in {'ADV', 'ADJ'}  # "next to the sink" is no goal
                      and any(o.dep_ == 'pobj' and o.i in names and names[o.i] not in mover_names
                              and not any(c.lower_ == 'of' for c in o.children) for o in p.children)), None)
@@ -190,7 +198,7 @@ class PlaceReading(MeasureReading):
                     movers += [t for t in self._things([o for o in outer.children if o.dep_ == 'pobj'], names)
                                if copula or is_person(t) or NOUN_TYPES.get(t.lemma_.lower()) is not None]
                 continue
-            if _what_for(outer, preps):
+            if what_for(outer, preps):
                 continue  # "put the chicken in the fridge to thaw": what for, not where
             if word == 'on' and outer.i and self.doc[outer.i - 1].lower_ in _SUPPLY:
                 continue  # "the printer is low on ink", "running short on milk": what it lacks
@@ -225,9 +233,9 @@ class PlaceReading(MeasureReading):
 
     def gapped(self, tok: Token, names: dict[int, str]) -> list[StateChange]:
         """"I put the milk in the fridge and the bread in the bread bin", "the eggs went into the
-        fridge door and the flour onto the pantry shelf": a thing joined to the verb with a place
-        phrase of its own, the verb left out, went there as well (asked only when ``tok`` placed
-        its own thing)."""
+        fridge door and the flour onto the pantry shelf": a thing joined to the verb (or to its
+        object: "the lamp on the desk and the fan in the hall") with a place phrase of its own, the
+        verb left out, went there as well (asked only when ``tok`` placed its own thing)."""
         found: list[StateChange] = []
         joined = [c for c in tok.children if c.dep_ == 'conj' and c.i in names and c.pos_ in NOMINAL]
         # "left the keys on the hook and the wallet in the drawer": joined to the place instead.
@@ -235,6 +243,8 @@ class PlaceReading(MeasureReading):
                   if p.dep_ == 'prep' and p.lower_ in PLACE_PREPS for o in p.children if o.dep_ == 'pobj']
         joined += [c for o in places for c in o.children
                    if c.dep_ == 'conj' and c.i in names and c.pos_ in NOMINAL]
+        joined += [c for o in tok.children if o.dep_ == 'dobj' for c in o.children
+                   if c.dep_ == 'conj' and c.i in names and c.pos_ in NOMINAL and own_place(c)]
         for thing in joined:
             place = next((p for prep in thing.children if prep.dep_ == 'prep' and prep.lower_ in PLACE_PREPS
                           and (p := self._place_of(prep, names))), '')
@@ -388,11 +398,3 @@ class PlaceReading(MeasureReading):
                     things.append(child)  # another word of the same name ("the kitchen counter")
         return goals
 
-
-def _what_for(prep: Token, preps: list[Token]) -> bool:
-    """"to thaw" read as a preposition and a noun after a place phrase of the same verb ("in
-    the fridge to thaw"): a bare word that names no known thing after "to" says what for (not
-    "to bed", "to the fridge", "to Hannah"; alone, "to storage" may be a place)."""
-    return prep.lower_ == 'to' and any(p.lower_ in PLACE_PREPS and p.i < prep.i for p in preps) and any(
-        o.dep_ == 'pobj' and not list(o.children) and o.pos_ != 'PROPN' and o.lemma_.lower() not in NOUN_TYPES
-        for o in prep.children)
