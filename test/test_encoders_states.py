@@ -472,6 +472,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a striped umbrella leaning against the radiator in the study',
      {StateChange('striped umbrella', 'location', '', 'radiator')}),
     ('a pair of slippers under the bed', {StateChange('slipper', 'location', '', 'bed')}),
+    # Where in the picture is no place; the place after it is.
+    ('a blue mug on the dining table, a red mug in the background on the counter',
+     {StateChange('blue mug', 'location', '', 'dining table'),
+      StateChange('red mug', 'location', '', 'counter')}),
     ('a wet towel hanging from the shower rail',
      {StateChange('towel', 'location', '', 'shower rail'), StateChange('towel', 'state', '', 'wet')}),
     ('a closed laptop on the armchair',

@@ -252,6 +252,10 @@ class SceneReading(MentionReading):
                     got = next((g for g in inner.children if g.dep_ == 'pobj' and g.i in names), None)
                     if got is not None:
                         return names[got.i]
+            if obj.i not in names:
+                # "in the background on the counter": a word that names no place, and a place after it.
+                return next((p for inner in obj.children if inner.dep_ == 'prep'
+                             and inner.lower_ in SCENE_PREPS and (p := self._place_of(inner, names))), '')
         return ''
 
 
