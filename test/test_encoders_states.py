@@ -472,6 +472,12 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a striped umbrella leaning against the radiator in the study',
      {StateChange('striped umbrella', 'location', '', 'radiator')}),
     ('a pair of slippers under the bed', {StateChange('slipper', 'location', '', 'bed')}),
+    # Where a thing was left to dry (or to cool, to charge ...) is where it is; not where the
+    # actor went to do something ("moved the chair to sit in the sun").
+    ('I hung the towel to dry on the balcony.', {StateChange('towel', 'location', '', 'balcony')}),
+    ('a wet black umbrella spread open to dry in the bathtub',
+     {StateChange('black umbrella', 'state', '', 'open'),
+      StateChange('black umbrella', 'location', '', 'bathtub')}),
     # Where in the picture is no place; the place after it is.
     ('a blue mug on the dining table, a red mug in the background on the counter',
      {StateChange('blue mug', 'location', '', 'dining table'),

@@ -384,3 +384,16 @@ def what_for(prep: Token, preps: list[Token]) -> bool:
     return prep.lower_ == 'to' and any(p.lower_ in PLACE_PREPS and p.i < prep.i for p in preps) and any(
         o.dep_ == 'pobj' and not list(o.children) and o.pos_ != 'PROPN' and o.lemma_.lower() not in NOUN_TYPES
         for o in prep.children)
+
+
+# What a thing does by itself where it was put or left ("hung the towel to dry on the balcony").
+_SETTLING = frozenset({'dry', 'cool', 'soak', 'charge', 'thaw', 'defrost', 'drain', 'rest', 'air', 'rise',
+                       'steep', 'marinate', 'settle', 'set', 'warm', 'ripen', 'chill'})
+
+
+def settling(verb: Token) -> bool:
+    """An infinitive of purpose whose subject is the thing acted on, not the actor: "hung the
+    towel to dry on the balcony", "an umbrella spread open to dry in the bathtub" (the towel
+    dries, on the balcony); not "moved the chair to sit in the sun"."""
+    return verb.dep_ in {'xcomp', 'advcl'} and verb.tag_ == 'VB' and verb.lemma_.lower() in _SETTLING and any(
+        c.dep_ == 'aux' and c.lower_ == 'to' for c in verb.children)

@@ -23,6 +23,7 @@ from brainmem_ros.encoders.reading_base import (
     is_person,
     narrated,
     own_place,
+    settling,
     what_for,
 )
 from brainmem_ros.encoders.reading_measures import LEFT_DOING, MeasureReading
@@ -126,9 +127,8 @@ class PlaceReading(MeasureReading):
         # "left": "left the tap running in the bathroom")
         doing = {'xcomp', 'advcl'} if self._verb_lemma(tok) in LEFT_DOING else {'xcomp'}
         preps += [g for c in tok.children if c.dep_ in {'acomp', 'advmod', 'oprd'} or (
-            c.dep_ in doing and c.tag_ in {'VBG', 'VBN'} and not has_object(c)
-            and not self.doc[c.i - 1].is_punct)
-                  for g in c.children if g.dep_ == 'prep']
+            ((c.dep_ in doing and c.tag_ in {'VBG', 'VBN'}) or settling(c))
+            and not has_object(c) and not self.doc[c.i - 1].is_punct) for g in c.children if g.dep_ == 'prep']
         if existential:
             preps += [g for m in movers if m.dep_ == 'attr' for g in m.children if g.dep_ == 'prep']
         elif (copula or self._verb_lemma(tok) in _LINKING) \
