@@ -116,6 +116,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     # A command log names its device first, the action as a field.
     ('[CMD] cover.shed_door action=close status=ok', {('shed door', 'state', 'closed')}),
     ('TASK#414 fetch item=dog_lead to=user:Aroha status=SUCCESS', {('dog lead', 'location', 'aroha')}),
+    # A bare name is a person's when it is no word of a thing or a room.
+    ('task=fetch obj=flashlight to=Mia result=success', {('flashlight', 'location', 'mia')}),
     # The verb's thing in its name, the person under a key of its own.
     ('task fetch_object object=reading_glasses deliver_to=Maya status=done',
      {('reading glasses', 'location', 'maya')}),

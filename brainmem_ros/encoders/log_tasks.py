@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
+from brainmem_ros.encoders.lexicon import NOUN_TYPES
 from brainmem_ros.encoders.reading_base import HELD
 from brainmem_ros.encoders.record_fields import CONFIDENCE, PLACE_KEYS, THING_KEYS, Field, person
 from brainmem_ros.memory.types import StateChange
@@ -103,9 +104,15 @@ def task_changes(reader: Namer, fields: list[Field], *, subject: str = '') -> li
     if verb in _PLACING:
         places = [reader.place(v, keyed=True) for k, v in fields if k in PLACE_KEYS]
         return [StateChange(thing, 'location', '', p) for p in places[:1] if p]
-    who = next((p for k, v in fields if (k == 'to' and (p := person(v, bare=False)))
+    # A task's "to" names a person when tagged ("to=user:Aroha"), or when a name that is no
+    # word of a thing or a room ("to=Mia"; not "to=Kitchen").
+    who = next((p for k, v in fields if (k == 'to' and (p := person(v, bare=_no_thing(v))))
                 or (k in _HANDED_TO and (p := person(v)))), '')
     return [StateChange(thing, 'location', '', who)] if verb in _HANDING and who else []
+
+
+def _no_thing(word: str) -> bool:
+    return word.strip().lower() not in NOUN_TYPES
 
 
 def _verb(fields: list[Field], leading: list[str]) -> str:
