@@ -478,6 +478,12 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a wet black umbrella spread open to dry in the bathtub',
      {StateChange('black umbrella', 'state', '', 'open'),
       StateChange('black umbrella', 'location', '', 'bathtub')}),
+    # "with the window open": the window, which is open (the tagger made "open" the noun
+    # of a "window open"); weather is no place; a fan at work is spinning.
+    ('a bedroom with the window open',
+     {StateChange('window', 'state', '', 'open'), StateChange('window', 'location', '', 'bedroom')}),
+    ('white curtains blowing in the breeze', set()),
+    ('The ceiling fan is spinning.', {StateChange('ceiling fan', 'state', '', 'spinning')}),
     # Where in the picture is no place; the place after it is.
     ('a blue mug on the dining table, a red mug in the background on the counter',
      {StateChange('blue mug', 'location', '', 'dining table'),

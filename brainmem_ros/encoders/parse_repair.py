@@ -103,9 +103,17 @@ def _rehang(verb: Token, thing: Token, *, participle: bool) -> None:
 
 def _mend_results(doc: Doc) -> None:
     """"cracked the window open": "open" read as the object (a "window open"), the window as
-    its modifier; the window is the object, "open" the state the act leaves it in."""
+    its modifier; the window is the object, "open" the state the act leaves it in. So with
+    "with": "a bedroom with the window open" is with the window, which is open."""
     for tok in doc:
         state = tok.pos_ == 'NOUN' and tok.lower_ in _RESULTS
+        thing = doc[tok.i - 1] if tok.i else tok
+        if state and tok.dep_ == 'pobj' and tok.head.lower_ == 'with' and thing.head.i == tok.i \
+                and thing.dep_ == 'compound' and thing.pos_ == 'NOUN':
+            _adopt_left(tok, thing)
+            thing.head, thing.dep_ = tok.head, 'pobj'
+            tok.head, tok.dep_, tok.pos_, tok.tag_ = thing, 'amod', 'ADJ', 'JJ'
+            continue
         doing = tok.tag_ == 'VBG'  # "left the tap running": a "tap running", read as the object
         if not (state or doing) or tok.dep_ != 'dobj' or tok.i == 0:
             continue

@@ -49,7 +49,8 @@ _BEGINNING = frozenset({'start', 'begin'})
 # What a device in the middle of it is: "the dishwasher's still running", "a tablet charging
 # on the shelf" (a state of its own, which ends when the device says otherwise).
 IN_PROGRESS = {'run': 'running', 'charge': 'charging', 'preheat': 'preheating', 'heat': 'heating',
-               'boil': 'boiling', 'brew': 'brewing', 'defrost': 'defrosting', 'drain': 'draining'}
+               'boil': 'boiling', 'brew': 'brewing', 'defrost': 'defrosting', 'drain': 'draining',
+               'spin': 'spinning'}
 # Words right after "running" that say what a thing lacks or how it goes, not that it runs.
 _RUNNING_SHORT = frozenset({'low', 'out', 'short', 'late', 'dry', 'hot'})
 # Verbs that leave a thing doing something ("left the tap running", "kept the engine running").
