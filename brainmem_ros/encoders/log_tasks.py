@@ -112,6 +112,7 @@ def task_changes(reader: Namer, fields: list[Field], *, subject: str = '') -> li
 
 
 def _no_thing(word: str) -> bool:
+    """``word`` is no noun of a household thing or room ("Mia", not "Kitchen")."""
     return word.strip().lower() not in NOUN_TYPES
 
 

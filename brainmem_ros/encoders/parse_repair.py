@@ -35,6 +35,8 @@ _PRESENT = {s: base for base, (_, s) in _BASES.items() if s}
 _RESULTS = frozenset({'open', 'shut', 'closed', 'ajar'})
 # Words of how far a state holds ("half open", "wide open").
 _DEGREE_WORDS = frozenset({'half', 'wide', 'partly', 'partially', 'fully'})
+# Verbs whose "on"/"off" right after them is a particle of switching ("switched off the fan").
+_SWITCHING = frozenset({'switch', 'turn', 'flip', 'flick', 'power', 'click'})
 # Prepositions a resting phrase opens with ("next to": "next" hangs on the verb).
 _RESTING = frozenset({'on', 'in', 'under', 'by', 'beside', 'against', 'from', 'near', 'next', 'inside',
                       'behind', 'atop', 'underneath', 'beneath', 'across', 'along', 'over', 'at'})
@@ -363,10 +365,6 @@ def _mend_objects(doc: Doc) -> None:
                 or any(c.dep_ in {'dobj', 'nsubj', 'aux', 'cop'} for c in tok.children):
             continue
         tok.dep_ = 'dobj'
-
-
-# Verbs whose "on"/"off" right after them is a particle of switching ("switched off the fan").
-_SWITCHING = frozenset({'switch', 'turn', 'flip', 'flick', 'power', 'click'})
 
 
 def _mend_particles(doc: Doc) -> None:
