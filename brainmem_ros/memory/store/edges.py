@@ -11,6 +11,8 @@ from brainmem_ros.memory.store.watch import EdgeWatching
 from brainmem_ros.memory.types import Edge, EdgeKind
 
 _EDGE_SCALE_KEY = 'edge_scale'
+# Edge kinds by stored value: cheaper than the enum's call, once per edge read.
+_KINDS = {k.value: k for k in EdgeKind}
 
 
 def edge_scale_of(db: sqlite3.Connection) -> EdgeScale:
@@ -73,7 +75,7 @@ class EdgeRows(EdgeWatching):
                     f' SELECT src, dst, kind, weight, {EFFECTIVE_SQL} AS eff FROM edges WHERE src = ?'
                     f' UNION ALL SELECT src, dst, kind, weight, {EFFECTIVE_SQL} FROM edges WHERE dst = ?'
                     ') ORDER BY eff DESC, src, dst, kind LIMIT ?', (*params, uid, *params, uid, fanout))
-                out[uid] = [Edge(s, d, EdgeKind(k), w) for s, d, k, w in rows]
+                out[uid] = [Edge(s, d, _KINDS.get(k) or EdgeKind(k), w) for s, d, k, w in rows]
         return out
 
     def association_edges(self, lo: int, hi: int) -> int:
