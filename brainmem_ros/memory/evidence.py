@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from brainmem_ros.memory.config import RetrievalConfig
 
 
@@ -53,6 +56,12 @@ class EvidenceScale:
         """A cosine on [0, 1]: 0 at the floor of the vector list, 1 at its best."""
         span = max(self._best_cos - self._floor, 1e-9)
         return min(1.0, max(0.0, (cos - self._floor) / span))
+
+    def vectors(self, cos: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """:meth:`vector` of each cosine of an array (one array operation for a Retrieve's heads)."""
+        span = max(self._best_cos - self._floor, 1e-9)
+        out: npt.NDArray[np.float64] = np.clip((cos - self._floor) / span, 0.0, 1.0)
+        return out
 
     def lexical(self, uid: int) -> float:
         """BM25 of the unit over the ideal BM25 of the query (0 without a match)."""

@@ -332,7 +332,7 @@ class Retriever:
         def column(values: Iterable[float]) -> npt.NDArray[np.float64]:
             return np.fromiter(values, dtype=np.float64, count=n)
 
-        vector = column(scale.vector(cosine[h.id]) for h in heads)
+        vector = scale.vectors(column(cosine[h.id] for h in heads))
         lexical = column(scale.lexical(h.id) for h in heads)
         entity = column(scale.entity(h.id) for h in heads)
         evidence = scale.w_vector * vector + scale.w_lexical * lexical + scale.w_entity * entity
