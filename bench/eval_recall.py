@@ -1,6 +1,6 @@
 """``make eval``: recall on real data and on the scenario suite at a realistic size → docs/retrieval.md.
 
-``python -m bench.eval_recall [--distractors 5000] [--tune] [--cache DIR]``
+``python -m bench.eval_recall [--distractors 5000] [--tune] [--encoders] [--libraries] [--cache DIR]``
 
 1. LoCoMo dev split (bench/locomo.py): plain vector, BM25, their RRF, ``BrainMem.retrieve``
    with the default configuration, and one row per mechanism switched off.
@@ -12,6 +12,10 @@
    over four weeks (test/scenarios/routine.py, fixed seed), graph retrieval vs plain
    vector top-k; then questions about that routine, and the LoCoMo questions again with
    each conversation stored on a copy of the same background.
+4. ``--encoders`` and ``--libraries``: the installed ONNX encoders, and the offline memory
+   libraries of requirements-libraries.txt (bench/libraries.py), on the same data; their
+   rows are kept in docs/retrieval_encoders.json and docs/retrieval_libraries.json and
+   shown by later runs.
 """
 
 from __future__ import annotations
