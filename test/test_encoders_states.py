@@ -484,6 +484,10 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
      {StateChange('window', 'state', '', 'open'), StateChange('window', 'location', '', 'bedroom')}),
     ('white curtains blowing in the breeze', set()),
     ('The ceiling fan is spinning.', {StateChange('ceiling fan', 'state', '', 'spinning')}),
+    # A room's wall or floor is named with its room ("against a wall in a garage").
+    ('a black umbrella leaning against a wall in a garage',
+     {StateChange('black umbrella', 'location', '', 'garage wall')}),
+    ('The toy is on the floor of the kitchen.', {StateChange('toy', 'location', '', 'kitchen floor')}),
     # Where in the picture is no place; the place after it is.
     ('a blue mug on the dining table, a red mug in the background on the counter',
      {StateChange('blue mug', 'location', '', 'dining table'),

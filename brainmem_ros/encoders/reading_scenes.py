@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.lexicon import COMPARTMENTS
+from brainmem_ros.encoders.lexicon import COMPARTMENTS, NOUN_TYPES
 from brainmem_ros.encoders.reading_base import (
     POWER,
     RESTING_PREPS,
@@ -48,6 +48,8 @@ DRAPED = frozenset({'drape', 'sling', 'hang', 'throw', 'toss', 'fold', 'spread',
 #: Where a scene's thing rests: not where it goes ("the faucet running into a pot").
 SCENE_PREPS = RESTING_PREPS - {'into', 'onto'}
 _UNSEEN = frozenset({'missing', 'lost'})
+# A room's own surfaces: where in which room a thing leans or lies says more with the room.
+_SURFACES = frozenset({'wall', 'floor', 'ceiling'})
 # Nouns of a part or position of a thing: "the middle of the table" is on the table.
 _PARTS = frozenset({'middle', 'edge', 'top', 'bottom', 'side', 'corner', 'end', 'foot', 'front', 'back',
                     'center', 'centre', 'rim', 'surface', 'base', 'far', 'near'})
@@ -239,6 +241,13 @@ class SceneReading(MentionReading):
                            for g in c.children if g.dep_ == 'pobj' and g.i in names), None)
                 if of is not None and names[of.i] != names[obj.i]:
                     return f'{names[of.i]} {names[obj.i]}'
+            if obj.i in names and obj.lemma_.lower() in _SURFACES:
+                # "against a wall in the garage", "on the floor of the kitchen": the garage wall.
+                room = next((names[g.i] for c in obj.children if c.dep_ == 'prep' and c.lower_ in {'in', 'of'}
+                             for g in c.children if g.dep_ == 'pobj' and g.i in names
+                             and NOUN_TYPES.get(names[g.i].split()[-1]) == 'place'), '')
+                if room:
+                    return f'{room} {names[obj.i]}'
             if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
                 return names[obj.i]
             if obj.i not in names:
