@@ -488,6 +488,11 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a black umbrella leaning against a wall in a garage',
      {StateChange('black umbrella', 'location', '', 'garage wall')}),
     ('The toy is on the floor of the kitchen.', {StateChange('toy', 'location', '', 'kitchen floor')}),
+    # A thing listed after a comma is where its own phrase says, whichever noun the parser
+    # hung it on ("show" here).
+    ('a television displaying a cooking show, a remote control on a sofa cushion',
+     {StateChange('television', 'power', '', 'on'),
+      StateChange('remote control', 'location', '', 'sofa cushion')}),
     # Where in the picture is no place; the place after it is.
     ('a blue mug on the dining table, a red mug in the background on the counter',
      {StateChange('blue mug', 'location', '', 'dining table'),
