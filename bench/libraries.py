@@ -145,13 +145,7 @@ def locomo_hits(open_memory: Callable[[Path, Embedder], LibraryMemory], conv: lo
         dia_of: dict[Any, set[str]] = {}
         for key, turn in zip(memory.add([(t.text, t.stamp) for t in conv.turns]), conv.turns, strict=True):
             dia_of.setdefault(key, set()).add(turn.dia_id)
-        hits: list[int] = []
-        for q in conv.questions:
-            got: set[str] = set()
-            for key in memory.search(q.text, locomo.TOP_K)[:locomo.TOP_K]:
-                got |= dia_of.get(key, set())
-            hits.append(int(bool(got & q.evidence)))
-        return hits
+        return [locomo.hit(memory.search(q.text, locomo.TOP_K), dia_of, q) for q in conv.questions]
     finally:
         memory.close()
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -117,14 +118,18 @@ def score(built: Sequence[Built], embedder: Embedder, ranker: Ranker) -> dict[st
     out: dict[str, list[int]] = {}
     for b in built:
         with BrainMem.open(b.path, embedder=embedder) as mem:
-            hits: list[int] = []
-            for q in b.conversation.questions:
-                got: set[str] = set()
-                for uid in list(ranker(mem, q))[:TOP_K]:
-                    got |= b.dia_of.get(uid, set())
-                hits.append(int(bool(got & q.evidence)))
-            out[b.conversation.sample_id] = hits
+            out[b.conversation.sample_id] = [hit(ranker(mem, q), b.dia_of, q)
+                                             for q in b.conversation.questions]
     return out
+
+
+def hit(ranked: Iterable[Any], dia_of: Mapping[Any, set[str]], q: Question) -> int:
+    """1 when an evidence turn of ``q`` is among the first :data:`TOP_K` of ``ranked`` (memory ids,
+    each standing for the turns ``dia_of`` gives), else 0."""
+    got: set[str] = set()
+    for key in list(ranked)[:TOP_K]:
+        got |= dia_of.get(key, set())
+    return int(bool(got & q.evidence))
 
 
 def brainmem_ranker(config: MemoryConfig | None = None, *, types: frozenset[UnitType] | None = None

@@ -372,9 +372,10 @@ def imperative(tok: Token) -> bool:
         c.dep_ in {'nsubj', 'nsubjpass'} for c in tok.children)
 
 
-def own_place(thing: Token) -> bool:
-    """Whether a place phrase hangs on ``thing`` itself ("the white lamp in the hallway")."""
-    return any(p.dep_ == 'prep' and p.lower_ in PLACE_PREPS for p in thing.children)
+def place_preps(thing: Token) -> list[Token]:
+    """The place phrases that hang on ``thing`` itself ("the white lamp in the hallway")."""
+    return [p for p in thing.children if p.dep_ == 'prep' and p.lower_ in PLACE_PREPS]
+
 
 
 def what_for(prep: Token, preps: list[Token]) -> bool:

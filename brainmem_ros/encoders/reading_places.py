@@ -22,7 +22,7 @@ from brainmem_ros.encoders.reading_base import (
     indefinite,
     is_person,
     narrated,
-    own_place,
+    place_preps,
     settling,
     what_for,
 )
@@ -163,9 +163,9 @@ class PlaceReading(MeasureReading):
         # a place of its own is there (:meth:`gapped`); "put the milk and the bread in the bread bin":
         # the last one's place is all of theirs when the verb has none.
         if len(movers) > 1 and transitive and any(p.lower_ in PLACE_PREPS for p in preps):
-            movers = [m for m in movers if m.dep_ != 'conj' or not own_place(m)] or movers
+            movers = [m for m in movers if m.dep_ != 'conj' or not place_preps(m)] or movers
         elif len(movers) > 1 and transitive and movers[-1].dep_ == 'conj':
-            preps += [g for g in movers[-1].children if g.dep_ == 'prep' and g.lower_ in PLACE_PREPS]
+            preps += place_preps(movers[-1])
         mover_names = {names[m.i] for m in movers}
         # A goal phrase naming a thing ("to the sink", "into the drawer") is where a moved
         # thing went, whatever resting phrase comes first: a scene set before the verb ("In
@@ -244,10 +244,9 @@ class PlaceReading(MeasureReading):
         joined += [c for o in places for c in o.children
                    if c.dep_ == 'conj' and c.i in names and c.pos_ in NOMINAL]
         joined += [c for o in tok.children if o.dep_ == 'dobj' for c in o.children
-                   if c.dep_ == 'conj' and c.i in names and c.pos_ in NOMINAL and own_place(c)]
+                   if c.dep_ == 'conj' and c.i in names and c.pos_ in NOMINAL and place_preps(c)]
         for thing in joined:
-            place = next((p for prep in thing.children if prep.dep_ == 'prep' and prep.lower_ in PLACE_PREPS
-                          and (p := self._place_of(prep, names))), '')
+            place = next((p for prep in place_preps(thing) if (p := self._place_of(prep, names))), '')
             if place and place != names[thing.i]:
                 found.append(StateChange(names[thing.i], 'location', '', place))
         return found

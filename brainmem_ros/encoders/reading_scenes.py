@@ -237,19 +237,16 @@ class SceneReading(MentionReading):
             if obj.dep_ != 'pobj' or a_time(obj) or obj.lemma_.lower() in WRITTEN:
                 continue  # (nor a time: "arrived on Monday", "at noon"; nor "to the shopping list")
             bare = not determined(obj) or obj.lemma_.lower() in _PARTS
-            if obj.i in names and obj.lemma_.lower() in COMPARTMENTS:
-                # "in the drawer of my nightstand": the nightstand drawer, a place of its own.
-                of = next((g for c in obj.children if c.dep_ == 'prep' and c.lower_ == 'of'
-                           for g in c.children if g.dep_ == 'pobj' and g.i in names), None)
-                if of is not None and names[of.i] != names[obj.i]:
-                    return f'{names[of.i]} {names[obj.i]}'
-            if obj.i in names and obj.lemma_.lower() in _SURFACES:
+            surface = obj.lemma_.lower() in _SURFACES
+            if obj.i in names and (surface or obj.lemma_.lower() in COMPARTMENTS):
+                # "in the drawer of my nightstand": the nightstand drawer, a place of its own;
                 # "against a wall in the garage", "on the floor of the kitchen": the garage wall.
-                room = next((names[g.i] for c in obj.children if c.dep_ == 'prep' and c.lower_ in {'in', 'of'}
-                             for g in c.children if g.dep_ == 'pobj' and g.i in names
-                             and NOUN_TYPES.get(names[g.i].split()[-1]) == 'place'), '')
-                if room:
-                    return f'{room} {names[obj.i]}'
+                preps = {'in', 'of'} if surface else {'of'}
+                owner = next((g for c in obj.children if c.dep_ == 'prep' and c.lower_ in preps
+                              for g in c.children if g.dep_ == 'pobj' and g.i in names
+                              and (not surface or NOUN_TYPES.get(names[g.i].split()[-1]) == 'place')), None)
+                if owner is not None and names[owner.i] != names[obj.i]:
+                    return f'{names[owner.i]} {names[obj.i]}'
             if obj.i in names and not (bare and any(c.lower_ == 'of' for c in obj.children)):
                 return names[obj.i]
             if obj.i not in names:
