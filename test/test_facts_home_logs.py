@@ -54,3 +54,7 @@ def test_a_numbered_device_is_found_by_its_name_without_the_number(mem_factory: 
     assert mem.state_of('the robot vacuum', attribute='location', as_of=T0 + 600.0)[0].value == 'kitchen'
     assert mem.state_of('lamp 2') == []
     assert mem.state_of('lamp 1', attribute='power')[0].value == 'on'
+    # Named as the log names it, without the number: "stapler_01" is the stapler.
+    mem.store('[INFO] [manip]: place_object obj=stapler_01 target=printer_table result=SUCCESS',
+              stamp=T0 + 990.0)
+    assert mem.state_of('the stapler', attribute='location')[0].value == 'printer table'

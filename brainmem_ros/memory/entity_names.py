@@ -311,6 +311,8 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
     ['white phone charger']
     >>> referents('the robot vacuum', ['vacuum 01', 'hallway dock']), referents('lamp 2', ['lamp 1'])
     (['vacuum 01'], [])
+    >>> referents('the stapler', ['stapler 01', 'printer table'])
+    ['stapler 01']
     """
     q = entity_key(query)
     if not q:
@@ -322,7 +324,8 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
     numbered = any(w.isdigit() for w in words)
     key_words = {k: {singular(w) for w in k.split() if numbered or not w.isdigit()} for k in keys if k}
     matched = {k for k in key_words if names_match(query, k)}
-    general = [k for k, kw in key_words.items() if k not in matched and head in kw and kw < words]
+    # (Equal words count too: "stapler 01" is the stapler, its number dropped above.)
+    general = [k for k, kw in key_words.items() if k not in matched and head in kw and kw <= words]
     others = [ow for o, ow in key_words.items() if o not in matched and o not in general]
     found = matched | {k for k in general if not any(key_words[k] < ow for ow in others)}
     # A shorter name of a thing found ("white charger" once "white phone charger" was named),
