@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from dbfile import file_rows
 
-from brainmem_ros.encoders.parsed import HELD, SpacyExtractor
+from brainmem_ros.encoders.parsed import SpacyExtractor
 from brainmem_ros.errors import InvalidInputError
 from brainmem_ros.memory import BrainMem, Entity, Pose
 from brainmem_ros.memory.fact_store import REBUILD_KEY
@@ -373,8 +373,9 @@ def test_taken_things_and_readings_are_facts(mem_factory: Any) -> None:
     mem: BrainMem = mem_factory(clock=lambda: NOW)
     put = mem.store('Hung the car keys on the key hook.', stamp=T0)
     took = mem.store('Took the car keys from the key hook.', stamp=T0 + H)
+    # The robot took them: the robot holds them ("held" to the extractor).
     assert places(mem.state_of('car keys', attribute='location')) == [
-        (HELD, T0 + H, None), ('key hook', T0, T0 + H)]
+        ('robot', T0 + H, None), ('key hook', T0, T0 + H)]
     # Taking it from the hook also says it was there until then.
     assert mem.state_of('car keys', attribute='location', as_of=T0 + 0.5 * H)[0].evidence == (
         put.id, took.id)

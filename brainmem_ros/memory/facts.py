@@ -40,7 +40,7 @@ from brainmem_ros.memory.entity_names import (
     singular,
     speaker,
 )
-from brainmem_ros.memory.places import fallback_locations, nested_places
+from brainmem_ros.memory.places import fallback_locations, held_by, nested_places
 from brainmem_ros.memory.types import MemoryUnit, Pose, StateChange, UnitType, normalise_name
 
 __all__ = [
@@ -70,9 +70,9 @@ STALE_FACTOR = 0.75     # states only values that no longer hold (or not yet) th
 NAMED_FACTOR = 1.15     # states a value the query itself names
 
 _SPOKEN_TYPES = (UnitType.OBSERVATION, UnitType.ACTION, UnitType.OUTCOME)
-# Units the memory writes about other units: a reflection is stamped when it is written and
-# quotes observations ("Latest: ..."), so claims parsed from it would state old values anew,
-# at a time when they may no longer hold, and make every later observation a late one.
+# Units the memory writes about other units: a reflection is stamped when written and quotes
+# observations ("Latest: ..."), so its claims would state old values anew, when they may no
+# longer hold, and make every later observation a late one.
 DERIVED_TYPES = (UnitType.REFLECTION,)
 
 
@@ -176,7 +176,8 @@ def claims_of(unit: MemoryUnit) -> list[Claim]:
     left: set[str] = set()
 
     def add(entity: str, attribute: str, value: str, source: str, stamp: float) -> None:
-        name, attr, val = normalise_name(entity), attribute.strip().lower(), value.strip()
+        name, attr = normalise_name(entity), attribute.strip().lower()
+        val = held_by(value.strip()) if attr in (LOCATION, HOLDER) else value.strip()
         if not name or not attr or not val:
             return
         claims.append(Claim(name, attr, val, stamp, unit.id, source, CONFIDENCE[source], unit.pose))
@@ -242,10 +243,8 @@ def same_value(attribute: str, first: Claim, other: Claim) -> bool:
 
 
 def runs(claims: Iterable[Claim]) -> list[list[Claim]]:
-    """Claims of one entity and attribute in time order (ties: unit id), cut where the value changes.
-
-    A ``before`` claim opens a run only when nothing earlier is known.
-    """
+    """Claims of one entity and attribute in time order (ties: unit id), cut where the value
+    changes; a ``before`` claim opens a run only when nothing earlier is known."""
     ordered = sorted(claims, key=lambda c: (c.stamp, c.unit_id))
     groups: list[list[Claim]] = []
     for claim in ordered:

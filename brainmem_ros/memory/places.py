@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from brainmem_ros.encoders.lexicon import time_word
+from brainmem_ros.encoders.reading_base import HELD
 from brainmem_ros.memory.entity_names import DETERMINERS, entity_key, find_name, name_words, text_words
 from brainmem_ros.memory.types import Entity
 from brainmem_ros.memory.wordlists import word_list
@@ -17,9 +18,23 @@ from brainmem_ros.memory.wordlists import word_list
 _COPULAS = word_list('fact_words.txt', 'copulas')
 _NEGATIONS = word_list('fact_words.txt', 'negations')
 _SPATIAL = word_list('fact_words.txt', 'spatial prepositions')
+#: Where a thing the robot took is: the robot holds it, as a person holds what they took.
+ROBOT = 'robot'
 # Prepositions that put a place inside or on a larger one ("the wall in the garage"); not
 # "above" or "by", which name a neighbour.
 _WITHIN = frozenset({'in', 'inside', 'on', 'at'})
+
+
+def held_by(value: str) -> str:
+    """A place value as the facts file it: the extractors' ``held`` (the robot took the thing:
+    "I picked up the keys", "grasp OK object=cup") names the robot, the holder a planner asks
+    where the thing is ("where is the stapler?" - "robot"), as "Maria took the keys" names
+    Maria. Every other value is kept.
+
+    >>> held_by('held'), held_by('kitchen table')
+    ('robot', 'kitchen table')
+    """
+    return ROBOT if value == HELD else value
 
 
 def _spans(words: list[str], entities: Sequence[Entity]) -> list[tuple[int, int, str]]:
