@@ -89,6 +89,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('media_player.tv changed to playing', {('tv', 'state', 'playing')}),
     ('switch.fan turned on', {('fan', 'power', 'on')}),
     ('light.porch changed to off', {('porch light', 'power', 'off')}),
+    # A device of its own before its number: a lamp, not the kitchen lamp's light.
+    ('hass: light.kitchen_lamp_02 -> on (trigger=motion_kitchen)', {('kitchen lamp 02', 'power', 'on')}),
     ('[INFO] [door_monitor]: front door opened', {('front door', 'state', 'open')}),
     ('{"entity": "climate.living_room", "hvac_mode": "heat", "target_temp": 21}',
      {('living room climate', 'state', 'heat'), ('living room climate', 'setting', '21')}),

@@ -119,7 +119,9 @@ class RecordNames:
             # "light.hallway_ceiling" is the hallway ceiling light, "light.floor_lamp" a lamp.
             # (Not a switch or a plug: "switch.garden_sprinkler" is the sprinkler.) A name of
             # places alone is where the device is: "climate.living_room".
-            device = NOUN_TYPES.get(kind) == 'appliance' != NOUN_TYPES.get(name.split('_')[-1]) \
+            # Its number is no word of it ("light.kitchen_lamp_02" is a lamp).
+            last = next((w for w in reversed(name.split('_')) if not CODE.match(w)), '')
+            device = NOUN_TYPES.get(kind) == 'appliance' != NOUN_TYPES.get(last) \
                 and kind not in _CONTROLS and kind in self.nouns
             text = f'{name}_{kind}' if where or device else name
         if not _NAME_CHARS.match(text):
