@@ -167,6 +167,10 @@ def test_one_state_however_said(x: SpacyExtractor, text: str, change: StateChang
      StateChange('scissors', 'location', '', 'desk drawer')),
     ('The towels are on the bottom shelf of the closet.',
      StateChange('towel', 'location', '', 'closet bottom shelf')),
+    # An identifier opening with a verb ("spice", "water") is a thing where the clause uses
+    # it as one, not a skill like "pick_object".
+    ('placed the cup on the spice_rack', StateChange('cup', 'location', '', 'spice rack')),
+    ('put water_bottle on shelf', StateChange('water bottle', 'location', '', 'shelf')),
 ])
 def test_places_with_compounds_kept_whole(x: SpacyExtractor, text: str, change: StateChange) -> None:
     got = _changes(x, text)

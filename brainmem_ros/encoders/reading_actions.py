@@ -10,6 +10,7 @@ from brainmem_ros.encoders.lexicon import (
 )
 from brainmem_ros.encoders.reading_base import (
     NOMINAL,
+    PLACE_PREPS,
     SNAKE,
     ReadingBase,
     determined,
@@ -109,6 +110,18 @@ class ActionReading(ReadingBase):
         return word if any(t.lemma_.lower() in cues or t.lower_ in cues for t in window) else ''
 
     def _snake_action(self, tok: Token) -> bool:
-        parts = tok.text.lower().split('_')
-        return (not any(c.isdigit() for c in tok.text) and parts[0] in self.verbs
-                and not self._is_self(tok.text.lower()))
+        """An identifier opening with a verb names a skill ("pick_object", "open_door"), unless
+        the clause uses it as a thing: where something is ("on the spice_rack"), or what a
+        verb acts on other than one that runs software ("put water_bottle on shelf", not
+        "running pick_object")."""
+        word = tok.text.lower()
+        if any(c.isdigit() for c in word) or word.split('_')[0] not in self.verbs or self._is_self(word):
+            return False
+        thing = (tok.dep_ == 'pobj' and tok.head.lower_ in PLACE_PREPS | {'from'}) or (
+            tok.dep_ == 'dobj' and tok.head.lemma_.lower() not in _RUNS)
+        return not thing
+
+
+# Verbs whose object is a skill, not a thing ("running pick_object", "aborted place_object").
+_RUNS = frozenset({'run', 'execute', 'start', 'call', 'launch', 'abort', 'cancel', 'trigger', 'invoke',
+                   'retry', 'resume', 'stop', 'begin', 'finish', 'complete', 'fail', 'skip'})
