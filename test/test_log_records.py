@@ -174,6 +174,13 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('ts=1712 garage_door_state=closed', {('garage door', 'state', 'closed')}),
     ('arm: grasp done holding=green_cup', {('green cup', 'location', HELD)}),
     ('arm: release holding=none', set()),
+    # The message after a header of pipes (a stamp, the node) is what the line says; a skill
+    # reported done before a word of success is an act.
+    ('3090.00 | lab_io | centrifuge_1 lid=CLOSED', {('centrifuge 1 lid', 'state', 'closed')}),
+    ('3030.77 | arm_ctrl | grasp vial_red OK', {('vial red', 'location', HELD)}),
+    ('3071.05 | arm_ctrl | release vial_red at centrifuge_rack OK',
+     {('vial red', 'location', 'centrifuge rack')}),
+    ('3071.05 | arm_ctrl | release vial_red at centrifuge_rack FAILED', set()),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -28,12 +28,13 @@ from brainmem_ros.encoders.lexicon import (
     stopwords,
 )
 from brainmem_ros.encoders.log_commands import commanded
+from brainmem_ros.encoders.log_headers import message
 from brainmem_ros.encoders.log_records import RecordReader
 from brainmem_ros.encoders.parse_repair import mend
 from brainmem_ros.encoders.reading_base import CAMEL, CAMEL_PART, HELD, log_prefix, repairs, verb_base
 from brainmem_ros.encoders.reading_states import StateReading
 from brainmem_ros.encoders.record_merge import merged
-from brainmem_ros.encoders.telegraphic import articled
+from brainmem_ros.encoders.telegraphic import articled, reported
 from brainmem_ros.errors import ModelError
 from brainmem_ros.memory.entity_names import TRAILING
 from brainmem_ros.memory.types import Extraction, normalise_name
@@ -169,7 +170,9 @@ class SpacyExtractor:
         A CSV row is read as a record of its header's columns (:mod:`csv_rows`): the header
         may have come in an earlier ``text``, so texts are read in the order they were told.
         """
-        text = self._csv.as_records(text)
+        # What a line says is its message, after the time, level and node of its header; a
+        # skill it reports done is read as an act ("grasp vial_red OK": grasped vial_red).
+        text = reported(message(self._csv.as_records(text)), self._verbs, self._irregular)
         found = self._read(text).extraction(known_entities)
         if self._records.undone(text):
             # A record of what failed or was rejected: what its words would say did not happen.
