@@ -181,6 +181,13 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('3071.05 | arm_ctrl | release vial_red at centrifuge_rack OK',
      {('vial red', 'location', 'centrifuge rack')}),
     ('3071.05 | arm_ctrl | release vial_red at centrifuge_rack FAILED', set()),
+    # A label under a kind of place is that place, and a door with no thing there its door; a
+    # holder named by an id; "run" is a state; the inner place of a path that says where in it.
+    ('item=crate_A17 bin=R4-S2', {('crate a17', 'location', 'bin r4 s2')}),
+    ('DELIV | compartment=C2 door=OPEN', {('compartment c2 door', 'state', 'open')}),
+    ('order=MED-4412 item=insulin_pen recipient=nurse_okafor', {('insulin pen', 'location', 'nurse okafor')}),
+    ('centrifuge_1 run=ON', {('centrifuge 1', 'power', 'on')}),
+    ('obj=water_bottle_green loc=classroom_2B/under_desk_7', {('water bottle green', 'location', 'desk 7')}),
 ])
 def test_record_fields(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes

@@ -45,11 +45,13 @@ from brainmem_ros.encoders.record_fields import (
     MEASURES,
     OWNER_KEYS,
     PLACE_KEYS,
+    PLACE_NOUN_KEYS,
     REFERENCE_FRAMES,
     STATE_KEYS,
     THING_KEYS,
     Field,
     done_by,
+    keyed_field,
     person,
     role_key,
     split_fields,
@@ -71,6 +73,7 @@ _TAGGED_PROSE = re.compile(r'^\s*([\w\[\]().,=<>-]+):\s+(.+)$')  # "VLM: ...", "
 _DENIED = re.compile(r'\b(?:no|not|none|never|rejected|discarded|ignored|lost|missing|expected|should|'
                      r'failed|unknown|searching|looking)\b', re.IGNORECASE)
 _VERDICT = re.compile(r'(?:rejected|discarded|ignored|lost|missing|failed|not found)\b', re.IGNORECASE)
+_WORDS_ID = re.compile(r'^\s*[A-Za-z]+(?:_[A-Za-z]+)+\s*$')
 _STAMPS = re.compile(r'^(?:\S*\d\S*\s+)+')  # leading words with digits: time stamps, frame and track ids
 _YES = frozenset({'true', 'yes', '1'})
 _MAX_NESTING = 8  # fields within a field ("tag: thing: state") are read at most this deep
@@ -114,7 +117,7 @@ def _holder_named(value: str) -> str:
 def _keyed(text: str) -> tuple[Field, ...]:
     """The fields of ``text`` under their role keys: split once for both of a line's readings
     (whether it is undone, what it changed), which ingest asks one after the other."""
-    return tuple((role_key(k) if k is not None else None, v) for k, v in split_fields(text))
+    return tuple(keyed_field(k, v) if k is not None else (None, v) for k, v in split_fields(text))
 
 
 def _own_state_first(found: list[StateChange], subject: str) -> list[StateChange]:
@@ -171,7 +174,8 @@ class RecordReader(RecordValues):
             elif key in GRIPPED_KEYS and holder and value.lower() in _YES:  # "in_gripper=true"
                 found.append(StateChange(holder, 'location', '', HELD))
             elif key in HOLDER_KEYS:
-                who = person(value)
+                # A name or an id of words ("recipient=nurse_okafor": the nurse Okafor).
+                who = person(value) or (' '.join(value.lower().split('_')) * bool(_WORDS_ID.match(value)))
                 # Who has the thing says more than the room it is in: read last, it stands.
                 held += [StateChange(holder, 'location', '', who)] if holder and who else []
             elif key == 'from':
@@ -183,7 +187,10 @@ class RecordReader(RecordValues):
                     StateChange(subject, 'location', self.place(before), p) for p in [self.place(value)] if p]
                 ) if subject else []
             else:
-                found += self._reading(key, value, holder)
+                # A door under a labelled place with no thing is the place's ("compartment=C2 door=OPEN").
+                labelled = next((v for k, v in fields if k == 'location' and v.split()[0] in PLACE_NOUN_KEYS
+                                 and key in OPENING_PARTS), '')
+                found += self._reading(key, value, holder or (self.place(labelled) if labelled else ''))
         found = _own_state_first(found + held, subject)
         # What a task that succeeded did to its thing outweighs its fields' own reading.
         done = task_changes(self, fields, subject=subject)

@@ -58,7 +58,7 @@ OWNER_KEYS = frozenset({'owner', 'owner_tag', 'owned_by', 'belongs_to'})
 GRIPPED_KEYS = frozenset({'in_gripper', 'in_hand', 'grasped', 'gripped', 'attached'})
 #: Keys whose value is what the robot's gripper holds ("holding=green_cup").
 HOLDING_KEYS = frozenset({'holding', 'held', 'held_object', 'grasped_object'})
-STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction', 'new_state', 'hvac_mode'})
+STATE_KEYS = frozenset({'state', 'status', 'power', 'pred', 'prediction', 'new_state', 'hvac_mode', 'run'})
 BATTERY_KEYS = frozenset({'batt', 'battery', 'charge', 'soc', 'battery_level', 'battery_percentage'})
 MEASURES = {'temp': 'temperature', 'temperature': 'temperature', 'humidity': 'humidity',
             'current_temp': 'temperature', 'current_temperature': 'temperature',
@@ -91,6 +91,20 @@ def done_by(value: str, states: frozenset[str]) -> str:
     unlocked"), if a state word comes before the "by" ("left by the door": a place)."""
     words = _AGENT.sub('', value).split()
     return ' '.join(words) if words and words[-1].lower() in states else value
+
+
+#: Keys that name a kind of place, whose value is its label ("bin=R4-S2", "compartment=C2").
+PLACE_NOUN_KEYS = frozenset({'bin', 'slot', 'compartment', 'shelf', 'rack', 'bay', 'dock', 'station', 'aisle',
+                             'locker', 'drawer', 'tray', 'cabinet', 'cell'})
+_LABEL = re.compile(r'^(?:[A-Za-z]?\d[\w-]*|[A-Za-z]{1,2}\d*(?:-[A-Za-z]?\d+)*)$')
+
+
+def keyed_field(key: str, value: str) -> Field:
+    """A field under its role key (:func:`role_key`); a label under a kind of place is that
+    place ("bin=R4-S2": the location "bin R4-S2")."""
+    if key.lower() in PLACE_NOUN_KEYS and _LABEL.match(value.strip()):
+        return 'location', f'{key.lower()} {value.strip().replace("-", " ")}'  # "bin R4 S2"
+    return role_key(key), value
 
 
 def role_key(key: str) -> str:

@@ -146,8 +146,8 @@ class RecordNames:
         if not words or len(words) > 4 or not all(w.isalpha() or CODE.match(w) for w in words):
             return ''
         head_at = len(words) - 1
-        if head_at > 0 and CODE.match(words[head_at]):
-            head_at -= 1  # "printer 2", "bed 4", "pallet 07"
+        while head_at > 0 and CODE.match(words[head_at]):
+            head_at -= 1  # "printer 2", "bed 4", "pallet 07", "bin R4 S2"
         lowered = [w.lower() for w in words]
         head = self._singular(lowered[head_at])
         # A state word heads no thing ("drawer closed"), bar a noun named with another
@@ -168,6 +168,9 @@ class RecordNames:
     def place(self, text: str, *, keyed: bool = False) -> str:
         """The place a field's value names: its first noun phrase, without the preposition
         before it ("under the window in the bedroom" -> window, "bowl by the door" -> bowl)."""
+        prep, _, inner = text.rsplit('/', 1)[-1].strip().replace('_', ' ').partition(' ')
+        if '/' in text and prep.lower() in RECORD_PLACE_PREPS and inner:
+            text = inner  # where in the outer place: "classroom_2B/under_desk_7" is desk 7
         text = text.replace('/', ' ')  # a path of places, outer first: "garage/shelf_B"
         if _identifier(text) and (whole := self.thing(text, keyed=keyed)):
             return whole  # an identifier names its place whole ("front_porch", "top_shelf")
