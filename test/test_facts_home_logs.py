@@ -58,3 +58,6 @@ def test_a_numbered_device_is_found_by_its_name_without_the_number(mem_factory: 
     mem.store('[INFO] [manip]: place_object obj=stapler_01 target=printer_table result=SUCCESS',
               stamp=T0 + 990.0)
     assert mem.state_of('the stapler', attribute='location')[0].value == 'printer table'
+    # A labelled compartment's door is the compartment's, whatever its label.
+    mem.store('DELIV | order=MED-4412 compartment=C2 door=OPEN', stamp=T0 + 995.0)
+    assert mem.state_of('compartment C2', attribute='state')[0].value == 'open'

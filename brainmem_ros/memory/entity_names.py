@@ -114,11 +114,14 @@ def opened_by(name: str, state: str) -> str:
     ('fridge', 'washing machine')
     >>> opened_by('garage door', 'open'), opened_by('fridge door', 'sticky')
     ('', '')
+    >>> opened_by('compartment C2 door', 'open')
+    'compartment c2'
     """
     words = name_words(name)
     owner = words[:-1]
     opening = state.split()[-1:] in (['open'], ['closed'], ['ajar'])
-    door = bool(owner) and words[-1] in OPENING_PARTS and owner[-1] in _OPENED
+    kind = [w for w in owner if not any(c.isdigit() for c in w)][-1:]  # "compartment c2": a compartment
+    door = bool(owner) and words[-1] in OPENING_PARTS and kind[0] in _OPENED if kind else False
     return ' '.join(owner) if opening and door else ''
 
 
