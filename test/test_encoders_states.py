@@ -106,6 +106,7 @@ def test_no_result_state_without_a_done_act(x: SpacyExtractor, text: str) -> Non
     ('The milk has expired.', StateChange('milk', 'state', '', 'expired')),
     ('The fridge door was left ajar.', StateChange('fridge door', 'state', '', 'ajar')),
     ('I emptied the trash can.', StateChange('trash can', 'state', '', 'empty')),
+    ('emptied the trash can', StateChange('trash can', 'state', '', 'empty')),
     # "on" before a stretch of time is on.
     ('The bathroom light has been on all night.', StateChange('bathroom light', 'power', '', 'on')),
     # A thing that broke, by itself or not.
@@ -171,6 +172,11 @@ def test_one_state_however_said(x: SpacyExtractor, text: str, change: StateChang
     # it as one, not a skill like "pick_object".
     ('placed the cup on the spice_rack', StateChange('cup', 'location', '', 'spice rack')),
     ('put water_bottle on shelf', StateChange('water bottle', 'location', '', 'shelf')),
+    # "can" after a noun with an article and before no verb is a can, not a modal.
+    ('an aluminium ladder by the wall, a paint can on a shelf',
+     StateChange('paint can', 'location', '', 'shelf')),
+    ('I opened the paint can and set it on the workbench.',
+     StateChange('paint can', 'location', '', 'workbench')),
 ])
 def test_places_with_compounds_kept_whole(x: SpacyExtractor, text: str, change: StateChange) -> None:
     got = _changes(x, text)

@@ -49,6 +49,7 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     read as a verb after a noun the head of its name again, one that opens a fragment ("towel
     on the floor") its thing, and a name set off before the subject whom it addresses."""
     _mend_names(doc)
+    _mend_cans(doc)
     _mend_states(doc)
     _mend_vocatives(doc)
     _mend_nominals(doc)
@@ -241,6 +242,21 @@ def _mend_states(doc: Doc) -> None:
         if tok.dep_ == 'amod' and head.dep_ == 'compound' and head.head.i > head.i \
                 and head.head.pos_ in {'NOUN', 'PROPN'}:
             tok.head = head.head
+
+
+def _mend_cans(doc: Doc) -> None:
+    """"a paint can on a shelf": "can" read as a modal after a noun with an article, no verb after."""
+    for can in doc[2:]:
+        name, nxt = doc[can.i - 1], doc[can.i + 1] if can.i + 1 < len(doc) else None
+        if can.lower_ != 'can' or can.tag_ != 'MD' or name.pos_ != 'NOUN' or (nxt and nxt.tag_ == 'VB') \
+                or not any(c.dep_ == 'det' for c in name.children):
+            continue
+        if not can.is_ancestor(name):  # (else the name hangs under the can already: no cycle)
+            for child in list(can.children):  # "and set it down": the verb's conjunct, not the can's
+                child.head = name.head if child.pos_ in {'VERB', 'CCONJ'} and name.head.i != name.i else can
+            can.dep_, can.head = name.dep_, (can if name.head.i == name.i else name.head)
+        _adopt_left(name, can)
+        name.dep_, name.head, can.pos_ = 'compound', can, 'NOUN'  # (tagged MD: a word no measure)
 
 
 def _mend_nominals(doc: Doc) -> None:
