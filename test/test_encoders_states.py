@@ -503,6 +503,9 @@ def test_robots_own_battery_has_a_reading_but_no_entity(x: SpacyExtractor) -> No
     ('a television displaying a cooking show, a remote control on a sofa cushion',
      {StateChange('television', 'power', '', 'on'),
       StateChange('remote control', 'location', '', 'sofa cushion')}),
+    ("a classroom with an interactive whiteboard switched off, a globe on the teacher's desk",
+     {StateChange('interactive whiteboard', 'power', '', 'off'), StateChange('globe', 'location', '', 'desk'),
+      StateChange('interactive whiteboard', 'location', '', 'classroom')}),
     # Where in the picture is no place; the place after it is.
     ('a blue mug on the dining table, a red mug in the background on the counter',
      {StateChange('blue mug', 'location', '', 'dining table'),

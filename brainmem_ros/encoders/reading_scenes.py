@@ -144,9 +144,10 @@ class SceneReading(MentionReading):
         # (Or before it, a comma after: "cup on the table, plate in the sink", its noun hung on
         # the root as whatever the parser guessed.)
         # (The parser may hang a listed phrase on any noun before it: "a television showing a
-        # cooking show, a remote control on a sofa cushion" on "show".)
+        # cooking show, a remote control on a sofa cushion" on "show", or on a participle as an
+        # unknown relation: "a whiteboard switched off, a globe on the desk".)
         listed = [c for c in doc if c.i in names and (
-            (c.dep_ == 'appos' and c.left_edge.i > 0 and doc[c.left_edge.i - 1].text == ',')
+            (c.dep_ in {'appos', 'dep'} and c.left_edge.i > 0 and doc[c.left_edge.i - 1].text == ',')
             or (c.head.i == root.i and c.dep_ in {'dep', 'advcl', 'npadvmod', 'nmod'} and c.pos_ == 'NOUN'
                 and c.i < root.i and c.right_edge.i + 1 < root.i and doc[c.right_edge.i + 1].text == ','))]
         for item in listed:
