@@ -61,3 +61,6 @@ def test_a_numbered_device_is_found_by_its_name_without_the_number(mem_factory: 
     # A labelled compartment's door is the compartment's, whatever its label.
     mem.store('DELIV | order=MED-4412 compartment=C2 door=OPEN', stamp=T0 + 995.0)
     assert mem.state_of('compartment C2', attribute='state')[0].value == 'open'
+    # A label of letters and digits is a number all the same ("drill_DR3" is the drill).
+    mem.store('charger_bay_1: tool=drill_DR3 state=CHARGING', stamp=T0 + 996.0)
+    assert mem.state_of('the drill', attribute='state')[0].value == 'charging'

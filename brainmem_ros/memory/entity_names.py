@@ -322,10 +322,10 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
         return []
     words = {singular(w) for w in q.split()}
     head = q.split()[-1]
-    # A device's number is no word of its name ("vacuum_01" is the robot vacuum) unless the
-    # question gives one ("lamp 2" is not "lamp 1").
-    numbered = any(w.isdigit() for w in words)
-    key_words = {k: {singular(w) for w in k.split() if numbered or not w.isdigit()} for k in keys if k}
+    # A device's number or label is no word of its name ("vacuum_01" is the robot vacuum,
+    # "drill_DR3" the drill) unless the question gives one ("lamp 2" is not "lamp 1").
+    numbered = any(_labelled(w) for w in words)
+    key_words = {k: {singular(w) for w in k.split() if numbered or not _labelled(w)} for k in keys if k}
     matched = {k for k in key_words if names_match(query, k)}
     # (Equal words count too: "stapler 01" is the stapler, its number dropped above.)
     general = [k for k, kw in key_words.items() if k not in matched and head in kw and kw <= words]
@@ -337,6 +337,10 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
               and any(kw < key_words[m] for m in found)
               and not any(kw < ow for o, ow in key_words.items() if o not in found)}
     return sorted(found) if found or not fallback else closest(words, head, key_words)
+
+
+def _labelled(word: str) -> bool:
+    return any(c.isdigit() for c in word)
 
 
 def container_keys(name: str) -> list[str]:

@@ -45,11 +45,12 @@ _BATCH = 2000
 
 
 def _head(key: str) -> str:
-    """The word a name is looked up by: its last, or the last before a device's number
-    ("vacuum 01": vacuum, which "the robot vacuum" holds). Facts filed before this read kept
-    the number as their head, and are found by their full name as before."""
+    """The word a name is looked up by: its last, or the last before a device's number or
+    label ("vacuum 01": vacuum, which "the robot vacuum" holds; "drill dr3", "crate a17").
+    Facts filed before this read kept the number as their head, and are found by their full
+    name as before."""
     words = key.split()
-    while len(words) > 1 and words[-1].isdigit():
+    while len(words) > 1 and any(c.isdigit() for c in words[-1]):
         words.pop()
     return words[-1] if words else key
 
