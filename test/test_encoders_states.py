@@ -1053,7 +1053,13 @@ def test_degree_signs(x: SpacyExtractor, text: str, change: StateChange) -> None
     ('The robot turns off the lamp.', {StateChange('lamp', 'power', '', 'off')}),
     ('#C C closes the drawer', {StateChange('drawer', 'state', '', 'closed')}),
     ('#C C picks a cup from the table', {StateChange('cup', 'location', 'table', HELD)}),
+    # The robot's own narration in the first person.
+    ('The reading lamp is on, but nobody is here, so I switch it off.',
+     {StateChange('reading lamp', 'power', 'on', 'off')}),
+    ('I close the door.', {StateChange('door', 'state', '', 'closed')}),
     # Not a habit, a condition or a question; nor what a thing is looked at from.
+    ('I close the door when I leave.', set()),
+    ('We always switch off the lamp.', set()),
     ('The cat watches the door from the rug.', set()),
     ('She always takes the keys from the hook.', set()),
     ('She always closes the door.', set()),

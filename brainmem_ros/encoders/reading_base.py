@@ -56,8 +56,6 @@ DIRECTIONS = frozenset({'inside', 'outside', 'indoors', 'outdoors', 'upstairs', 
 REQUEST_MARKERS = frozenset({'please', 'kindly'})
 
 
-
-
 class ReadingBase:
     """The state of one parse read once (set by ``_Reading.__init__``)."""
 
@@ -324,6 +322,7 @@ def sided(tok: Token) -> bool:
 
 
 DEVICE_KINDS = frozenset({'appliance', 'furniture'})
+_EVERY = frozenset({'every', 'each', 'when', 'whenever', 'if'})  # "every day", "when I leave"
 _HABITUAL = frozenset({'always', 'usually', 'often', 'sometimes', 'never', 'rarely', 'normally', 'generally',
                        'typically', 'regularly', 'seldom', 'occasionally'})
 
@@ -343,11 +342,12 @@ def is_person(tok: Token) -> bool:
 
 
 def narrated(tok: Token) -> bool:
-    """A present tense that narrates what happens, as a caption or a video's narration does
-    ("#C C opens the fridge", "A woman closes the drawer"); not a habit ("always", "every day")."""
-    return tok.tag_ == 'VBZ' and not any(
-        c.lower_ in _HABITUAL or any(g.lower_ in {'every', 'each'} for g in c.children)
-        for c in tok.children if c.dep_ in {'advmod', 'npadvmod'})
+    """A present tense that narrates what happens, as a caption, a video or a robot does ("#C C
+    opens the fridge", "so I switch it off"); not a habit ("always", "every day", "when I go")."""
+    mine = tok.tag_ == 'VBP' and any(c.dep_ == 'nsubj' and c.lower_ in {'i', 'we'} for c in tok.children)
+    return (tok.tag_ == 'VBZ' or mine) and not any(
+        c.lower_ in _HABITUAL or any(g.lower_ in _EVERY for g in c.children)
+        for c in tok.children if c.dep_ in {'advmod', 'npadvmod', 'advcl'})
 
 
 def indefinite(tok: Token) -> bool:
