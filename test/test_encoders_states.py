@@ -193,6 +193,9 @@ def test_places_with_compounds_kept_whole(x: SpacyExtractor, text: str, change: 
     # "to the bookshelf" is there even when the tagger calls "bookshelf" a pronoun.
     ('Moved the vase from the windowsill to the bookshelf.',
      StateChange('vase', 'location', 'windowsill', 'bookshelf')),
+    # "to ward C": a noun that is also a verb, named with its letter, is a place.
+    ('I wheeled the medication cart from the pharmacy to ward C.',
+     StateChange('medication cart', 'location', 'pharmacy', 'ward c')),
 ])
 def test_taken_from_a_place(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)

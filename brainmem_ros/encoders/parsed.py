@@ -34,7 +34,7 @@ from brainmem_ros.encoders.parse_repair import mend
 from brainmem_ros.encoders.reading_base import CAMEL, CAMEL_PART, HELD, log_prefix, repairs, verb_base
 from brainmem_ros.encoders.reading_states import StateReading
 from brainmem_ros.encoders.record_merge import merged
-from brainmem_ros.encoders.telegraphic import articled, reported
+from brainmem_ros.encoders.telegraphic import articled, coded_places, reported
 from brainmem_ros.errors import ModelError
 from brainmem_ros.memory.entity_names import TRAILING
 from brainmem_ros.memory.types import Extraction, normalise_name
@@ -135,7 +135,8 @@ class SpacyExtractor:
 
     def _prepared(self, text: str) -> str:
         """``text`` as it is parsed: see :func:`_calm` and :mod:`~brainmem_ros.encoders.telegraphic`."""
-        return articled(_calm(_coded(text, self._nouns)), self._verbs, self._irregular)
+        calm = coded_places(_calm(_coded(text, self._nouns)), self._verbs)
+        return articled(calm, self._verbs, self._irregular)
 
     def noun_lemma(self, word: str) -> str:
         """Base form of ``word`` read as a noun ("tubes" -> tube, "groceries" -> grocery)."""

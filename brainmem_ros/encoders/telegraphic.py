@@ -99,6 +99,22 @@ def articled(text: str, verbs: frozenset[str], irregular: dict[str, list[str]]) 
     return text
 
 
+# A preposition, a bare noun and its letter ("to ward C", "at bay B2").
+_CODED_PLACE = re.compile(r'\b(to|into|onto|from|at|in|on|near|by|beside)\s+([a-z]+)\s+'
+                          r'(?=[A-Z]{1,2}\d*\b)')  # (a number after "to room" reads well)
+
+
+def coded_places(text: str, verbs: frozenset[str]) -> str:
+    """``text`` with "the" before a place named by a noun that is also a verb and a letter ("to
+    ward C", "at bay B2"): the tagger read "to ward" as an infinitive, and the place was lost.
+
+    >>> coded_places('I wheeled the cart to ward C and parked it.', frozenset({'ward', 'park'}))
+    'I wheeled the cart to the ward C and parked it.'
+    """
+    return _CODED_PLACE.sub(lambda m: f'{m.group(1)} the {m.group(2)} ' if m.group(2) in verbs else m.group(),
+                            text)
+
+
 # A base form, an identifier (with an underscore or a digit), the rest, a word of success.
 _DONE = re.compile(r'^([a-z]+)(\s+[A-Za-z]*[_\d][\w.-]*\b.*?)\s*(?:[:-]+>?\s*)?'
                    r'\b(?i:ok|success|succeeded|done|complete|completed)\s*$')
