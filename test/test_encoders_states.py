@@ -196,6 +196,8 @@ def test_places_with_compounds_kept_whole(x: SpacyExtractor, text: str, change: 
     # "to ward C": a noun that is also a verb, named with its letter, is a place.
     ('I wheeled the medication cart from the pharmacy to ward C.',
      StateChange('medication cart', 'location', 'pharmacy', 'ward c')),
+    # A report of a thing placed, with no one placing it: "at" and "to" are where it went.
+    ('Robot: Pallet 42 set down at dock 2.', StateChange('pallet 42', 'location', '', 'dock 2')),
 ])
 def test_taken_from_a_place(x: SpacyExtractor, text: str, change: StateChange) -> None:
     assert change in _changes(x, text)
@@ -1062,6 +1064,7 @@ def test_degree_signs(x: SpacyExtractor, text: str, change: StateChange) -> None
     ('I close the door.', {StateChange('door', 'state', '', 'closed')}),
     # Not a habit, a condition or a question; nor what a thing is looked at from.
     ('I close the door when I leave.', set()),
+    ('Sam looked at the table.', set()),
     ('We always switch off the lamp.', set()),
     ('The cat watches the door from the rug.', set()),
     ('She always takes the keys from the hook.', set()),

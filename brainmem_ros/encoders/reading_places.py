@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.lexicon import NOUN_TYPES
+from brainmem_ros.encoders.lexicon import NOUN_TYPES, PLACING_VERBS
 from brainmem_ros.encoders.reading_base import (
     DIRECTIONS,
     HELD,
@@ -202,8 +202,9 @@ class PlaceReading(MeasureReading):
                 continue  # "put the chicken in the fridge to thaw": what for, not where
             if word == 'on' and outer.i and self.doc[outer.i - 1].lower_ in _SUPPLY:
                 continue  # "the printer is low on ink", "running short on milk": what it lacks
-            if not transitive and not copula and word not in RESTING_PREPS:
-                continue  # "looked at the table", "talked to Anna": no place of the subject
+            if not transitive and not copula and word not in RESTING_PREPS and not (
+                    word in {'at', 'to'} and self._verb_lemma(tok) in PLACING_VERBS):
+                continue  # "looked at the table", "talked to Anna": no place (but "set down at dock 2")
             if word == 'from' and not (done or taken) and goal is None:
                 continue  # "watches the door from the rug", "a tower out of blocks"
             destination = destination or word in PLACE_PREPS
