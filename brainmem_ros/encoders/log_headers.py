@@ -54,5 +54,6 @@ def _opening(field: str) -> bool:
 def _header(field: str) -> bool:
     if _opening(field):
         return True
+    # (An identifier opens with a letter: its name has a last word.)
     name = field.replace('_', ' ').lower()
     return bool(_IDENTIFIER.match(field)) and name not in NOUN_TYPES and name.split()[-1] not in NOUN_TYPES

@@ -175,7 +175,8 @@ class RecordReader(RecordValues):
                 found.append(StateChange(holder, 'location', '', HELD))
             elif key in HOLDER_KEYS:
                 # A name or an id of words ("recipient=nurse_okafor": the nurse Okafor).
-                who = person(value) or (' '.join(value.lower().split('_')) * bool(_WORDS_ID.match(value)))
+                who = person(value) or (value.strip().lower().replace('_', ' ') if _WORDS_ID.match(value)
+                                        else '')
                 # Who has the thing says more than the room it is in: read last, it stands.
                 held += [StateChange(holder, 'location', '', who)] if holder and who else []
             elif key == 'from':
