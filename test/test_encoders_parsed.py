@@ -94,6 +94,8 @@ def test_identifier_after_a_mistagged_noun(x: SpacyExtractor) -> None:
     # The tagger reads "room"/"ward" after "to" as a verb; the code after it still names the place.
     assert 'room 118' in _names(x, 'Escorting the visitor to room 118 now.')
     assert 'bay 4' in _names(x, 'Pallet in bay 4 out of stock.')  # "4 out": no unit
+    # A code between two nouns says which of the second it is: one name.
+    assert _names(x, 'The bay 4 door is open.') == {'bay 4 door'}
 
 
 def test_measure_of_a_thing_names_the_thing(x: SpacyExtractor) -> None:

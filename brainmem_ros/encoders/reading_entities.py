@@ -65,6 +65,8 @@ class EntityReading(ActionReading):
         nxt = tok.nbor(1) if tok.i + 1 < len(self.doc) else None
         if nxt is not None and self._written(nxt):
             return False  # "the shopping list": one thing, named by both words
+        if nxt is not None and self._numbered(nxt):
+            return False  # "the dock 2 door": the door's name
         if nxt is not None and self._abstract(nxt) and not (
                 nxt.i + 1 < len(self.doc) and self._nominal(nxt.nbor(1))):
             pass  # "fridge temperature": a measure of the fridge, which is the thing
@@ -108,9 +110,17 @@ class EntityReading(ActionReading):
     def _nominal(self, tok: Token) -> bool:
         return (tok.pos_ in NOMINAL or tok.i in self.as_noun) and tok.i not in self.as_verb
 
+    def _numbered(self, code: Token) -> bool:
+        """A code between two nouns that names which of the second it is ("dock 2 door")."""
+        after = code.i + 1
+        return after < len(self.doc) and code.head.i == after and self.doc[after].pos_ == 'NOUN' \
+            and is_code(self.doc, code.i, self.as_noun) and self.doc[code.i - 1].head.i == after
+
     def _keeps_left(self, left: Token, head: Token) -> bool:
         if left.i in self.skip or left.i in self.as_verb or SNAKE.match(head.text):
             return False
+        if left.i + 1 == head.i and self._numbered(left):
+            return True
         if (self._nominal(left) and left.i + 1 == head.i) or (
                 self._nominal(left) and self._nominal(left.nbor(1)) and left.nbor(1).i < head.i):
             return not self._is_head_blocker(left)
