@@ -43,6 +43,7 @@ SPLITS: tuple[tuple[str, Path], ...] = (
     ('hold-out', REPO / 'test' / 'data' / 'fact_stories_holdout.jsonl'),
     ('hold-out 2', REPO / 'test' / 'data' / 'fact_stories_holdout2.jsonl'),
     ('hold-out 3', REPO / 'test' / 'data' / 'fact_stories_holdout3.jsonl'),
+    ('hold-out 4', REPO / 'test' / 'data' / 'fact_stories_holdout4.jsonl'),
 )
 T0 = 1_760_000_000.0
 
@@ -171,8 +172,11 @@ def section(results: dict[str, list[dict[str, Any]]]) -> list[str]:
         'scored at 128 / 195. Dev 7 was written on 2026-12-05 by a seventh writer from a brief that '
         'asked for log lines in the formats of several robot stacks and for settings beyond a home '
         '(an office, a ward, a warehouse, a lab, a workshop); it first scored 116 / 200 on the code '
-        'of that evening (2f48fbc), its log stories 10 / 40, and was read from then on. Only scores '
-        'of the hold-outs are read.',
+        'of that evening (2f48fbc), its log stories 10 / 40, and was read from then on. Hold-out 4 '
+        'was written the same evening from that brief by an eighth writer, after the rules dev 7 '
+        'led to: it scored 101 / 200 on 2f48fbc and 114 / 200 on the code it was added with '
+        '(its log stories 9 and 13 / 40), a figure of how far those rules carry. Only scores of '
+        'the hold-outs are read.',
         '',
     ]
 
