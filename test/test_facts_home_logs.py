@@ -64,3 +64,7 @@ def test_a_numbered_device_is_found_by_its_name_without_the_number(mem_factory: 
     # A label of letters and digits is a number all the same ("drill_DR3" is the drill).
     mem.store('charger_bay_1: tool=drill_DR3 state=CHARGING', stamp=T0 + 996.0)
     assert mem.state_of('the drill', attribute='state')[0].value == 'charging'
+    # A plural before the label is found by its singular ("pruning_shears_1": the pruning shears).
+    mem.store('robot=garden_bot_1 action=hang item=pruning_shears_1 on=tool_wall_hook_5 result=ok',
+              stamp=T0 + 997.0)
+    assert mem.state_of('the pruning shears', attribute='location')[0].value == 'tool wall hook 5'

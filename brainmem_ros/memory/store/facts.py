@@ -26,6 +26,7 @@ from brainmem_ros.memory.facts import (
     fact_of,
     runs,
     same_value,
+    singular,
     value_key,
 )
 from brainmem_ros.memory.store.codec import decode_pose, pose_json
@@ -52,7 +53,9 @@ def _head(key: str) -> str:
     words = key.split()
     while len(words) > 1 and any(c.isdigit() for c in words[-1]):
         words.pop()
-    return words[-1] if words else key
+    # (The word before a label is in the plural as written, "pruning shears 1": the head a
+    # name asks for is singular.)
+    return (singular(words[-1]) if len(words) < len(key.split()) else words[-1]) if words else key
 
 
 class FactStore:
