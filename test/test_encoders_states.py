@@ -936,6 +936,11 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
     ('a wet towel hanging from the door', {StateChange('towel', 'location', '', 'door'),
                                            StateChange('towel', 'state', '', 'wet')}),
     ('The dishwasher is not running.', set()),
+    # A machine the lexicon does not know runs too; a person or an animal does not.
+    ('The hydraulic press at station 5 is running.',
+     {StateChange('hydraulic press', 'state', '', 'running')}),
+    ('The user is running to the door.', set()),
+    ('The dog is running.', set()),
     # (the parser hung "running" on the sink, and read "tap running" as one object)
     ('a kitchen sink with the faucet running into an empty pot',
      {StateChange('faucet', 'location', '', 'kitchen sink'), StateChange('faucet', 'state', '', 'running')}),

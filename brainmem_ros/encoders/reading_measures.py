@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES, WORKING, units
-from brainmem_ros.encoders.reading_base import NOMINAL, conditional
+from brainmem_ros.encoders.reading_base import NOMINAL, conditional, is_person
 from brainmem_ros.encoders.reading_scenes import SceneReading
 from brainmem_ros.memory.types import StateChange
 
@@ -105,10 +105,12 @@ class MeasureReading(SceneReading):
             subject = tok.head if begun else tok
             things = self._things([c for c in subject.children if c.dep_ == 'nsubj'], names) or (
                 [tok.head] if tok.dep_ == 'acl' else []) or self._left_doing(tok, names)
+            # A machine the lexicon does not know runs too ("the hydraulic press is running").
             found += [StateChange(names[t.i], 'state', '', under_way) if under_way
                       else StateChange(names[t.i], 'power', '', 'on') for t in things
-                      if t.i in names and 'appliance' in (NOUN_TYPES.get(t.lemma_.lower()),
-                                                          NOUN_TYPES.get(names[t.i]))]
+                      if t.i in names and ('appliance' in (kinds := (NOUN_TYPES.get(t.lemma_.lower()),
+                                                                     NOUN_TYPES.get(names[t.i])))
+                                           or (under_way and kinds == (None, None) and not is_person(t)))]
         return found
 
     def _left_doing(self, tok: Token, names: dict[int, str]) -> list[Token]:
