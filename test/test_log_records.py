@@ -188,6 +188,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('order=MED-4412 item=insulin_pen recipient=nurse_okafor', {('insulin pen', 'location', 'nurse okafor')}),
     ('centrifuge_1 run=ON', {('centrifuge 1', 'power', 'on')}),
     ('charger_bay_1: tool=drill_DR3 state=CHARGING', {('drill dr3', 'state', 'charging')}),
+    # Under a state key any word is the thing's state.
+    ('bilge_pump_1 state changed: off -> running', {('bilge pump 1', 'state', 'running')}),
     # An alarm's states are states.
     ('ALARM display_case_9 armed -> disarmed operator=Lena', {('display case 9', 'state', 'disarmed')}),
     ('obj=water_bottle_green loc=classroom_2B/under_desk_7', {('water bottle green', 'location', 'desk 7')}),

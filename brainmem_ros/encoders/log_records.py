@@ -299,13 +299,15 @@ class RecordReader(RecordValues):
             got = self._pair(right, depth + 1)
             while len(words) >= 2 and words[-1].lower() in _REPORTED:
                 words.pop()  # "front_door state changed: closed -> open"
-            if len(words) >= 2 and role_key(words[-1]) in STATE_KEYS:
+            stated = len(words) >= 2 and role_key(words[-1]) in STATE_KEYS
+            if stated:
                 words.pop()  # "toilet 3 status: clogged"
             left = ' '.join(words)
             thing = self.tail_thing(left)
             if not got and thing:
-                # An appliance reports its cycle ("washing_machine status: running").
-                device = entity_id(left)
+                # An appliance reports its cycle ("washing_machine status: running"); under a
+                # state key any word is the state ("bilge_pump_1 state changed: off -> running").
+                device = entity_id(left) or stated
                 cycle = self._kind(thing) == 'appliance'
                 got = self._state(thing, right, keyed=device, process=cycle)
                 if not got and (done := done_by(right, self.states)) != right:
