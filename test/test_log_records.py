@@ -188,6 +188,10 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('order=MED-4412 item=insulin_pen recipient=nurse_okafor', {('insulin pen', 'location', 'nurse okafor')}),
     ('centrifuge_1 run=ON', {('centrifuge 1', 'power', 'on')}),
     ('charger_bay_1: tool=drill_DR3 state=CHARGING', {('drill dr3', 'state', 'charging')}),
+    # Keys that name the record's thing: a device ("dev"), an artifact, an asset, a product.
+    ('RFID reader=RDR-04 zone=conservation_lab tag=E200-3412 artifact=bronze_figurine_44 rssi=-47',
+     {('bronze figurine 44', 'location', 'conservation lab')}),
+    ('ts=30 dev=oven_02 setpoint=230C', {('oven 02', 'setting', '230C')}),
     # Under a state key any word is the thing's state.
     ('bilge_pump_1 state changed: off -> running', {('bilge pump 1', 'state', 'running')}),
     # An alarm's states are states.
