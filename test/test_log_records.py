@@ -192,6 +192,8 @@ def _changes(x: SpacyExtractor, text: str) -> set[tuple[str, str, str]]:
     ('RFID reader=RDR-04 zone=conservation_lab tag=E200-3412 artifact=bronze_figurine_44 rssi=-47',
      {('bronze figurine 44', 'location', 'conservation lab')}),
     ('ts=30 dev=oven_02 setpoint=230C', {('oven 02', 'setting', '230C')}),
+    # A value under the name the field before gives it.
+    ('ts=900 dev=oven_02 event=power value=off', {('oven 02', 'power', 'off')}),
     # Under a state key any word is the thing's state.
     ('bilge_pump_1 state changed: off -> running', {('bilge pump 1', 'state', 'running')}),
     # An alarm's states are states.

@@ -52,6 +52,7 @@ from brainmem_ros.encoders.record_fields import (
     Field,
     done_by,
     keyed_field,
+    named_values,
     person,
     role_key,
     split_fields,
@@ -117,7 +118,8 @@ def _holder_named(value: str) -> str:
 def _keyed(text: str) -> tuple[Field, ...]:
     """The fields of ``text`` under their role keys: split once for both of a line's readings
     (whether it is undone, what it changed), which ingest asks one after the other."""
-    return tuple(keyed_field(k, v) if k is not None else (None, v) for k, v in split_fields(text))
+    return named_values(tuple(keyed_field(k, v) if k is not None else (None, v)
+                              for k, v in split_fields(text)))
 
 
 def _own_state_first(found: list[StateChange], subject: str) -> list[StateChange]:

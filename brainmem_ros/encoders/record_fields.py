@@ -108,6 +108,22 @@ def keyed_field(key: str, value: str) -> Field:
     return role_key(key), value
 
 
+# Keys whose value names the field after them ("event=power value=on": power=on).
+_NAMING_KEYS = frozenset({'event', 'param', 'property', 'metric', 'signal'})
+
+
+def named_values(fields: tuple[Field, ...]) -> tuple[Field, ...]:
+    """``fields`` with a "value" under the role key the field before it names ("event=power
+    value=on" is power=on, "metric=temp value=21" temp=21)."""
+    out = list(fields)
+    for i in range(len(out) - 1):
+        (key, name), (nxt, value) = out[i], out[i + 1]
+        named = role_key(name.strip())
+        if key in _NAMING_KEYS and nxt == 'value' and named in STATE_KEYS | BATTERY_KEYS | set(MEASURES):
+            out[i + 1] = (named, value)
+    return tuple(out)
+
+
 def role_key(key: str) -> str:
     """``key`` as the role key it is, allowing one typing slip in a long one ("stauts"), and
     a word of time before it ("new_location", "current_state": the location, the state)."""
