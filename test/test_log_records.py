@@ -314,6 +314,11 @@ def test_a_speakers_line_is_parsed_once() -> None:
     ('job place(umbrella, hall_stand) success', {('umbrella', 'location', 'hall stand')}),
     ('plant_pot.loc = windowsill', {('plant pot', 'location', 'windowsill')}),
     ('task handover(wallet, Sam) ok', {('wallet', 'location', 'sam')}),  # handed over: Sam has it
+    # A behaviour tree's calls with keyword arguments.
+    ('BT tick 340 | Sequence[DeliverMeds] | Pick(pill_cup_B, at=med_trolley_1) -> SUCCESS',
+     {('pill cup b', 'location', HELD)}),
+    ('BT tick 95 | Sequence[FetchWalker] | Push(walker_frame_2, target=bedside_room_7) -> SUCCESS',
+     {('walker frame 2', 'location', 'bedside room 7')}),
     ('[vision] laptop_grey 0.84 @ sofa_arm | mug 0.77 @ side_table',
      {('laptop grey', 'location', 'sofa arm'), ('mug', 'location', 'side table')}),
     # A tag before key=value fields names their thing.

@@ -32,7 +32,7 @@ from brainmem_ros.memory.types import StateChange
 
 _PUTTING = frozenset({'place', 'placed', 'put', 'drop', 'dropped', 'move', 'moved', 'set', 'stow', 'stowed',
                       'deliver', 'delivered', 'return', 'returned', 'store', 'stored', 'hang', 'hung',
-                      'leave', 'left', 'release', 'released'})
+                      'leave', 'left', 'release', 'released', 'push', 'pushed'})
 _TAKING = frozenset({'pick', 'picked', 'grasp', 'grasped', 'grab', 'grabbed', 'take', 'took', 'lift',
                      'lifted', 'fetch', 'fetched'})
 #: The verbs of an action log's steps: a name after one is the step's thing ("place sponge").
@@ -122,11 +122,14 @@ def _called(reader: RecordNames, step: str) -> list[StateChange] | None:
     call = _CALL.match(step)
     if call is None:
         return None
-    verb, args = call.group(1).lower(), [a.strip() for a in call.group(2).split(',')]
+    verb, raw = call.group(1).lower(), [a.strip() for a in call.group(2).split(',')]
     if not _DONE.search(call.group(3)):
         return []
+    # A keyword argument's value is the argument ("Place(pill_cup_B, target=bedside_table)"); a
+    # taking verb's keyword arguments say where from ("Pick(pill_cup_B, at=med_trolley_1)").
+    args = [a.split('=', 1)[1].strip() if '=' in a else a for a in raw]
     thing = reader.thing(args[0]) if args else ''
-    if thing and verb in _TAKING and len(args) == 1:
+    if thing and verb in _TAKING and all('=' in a for a in raw[1:]):
         return [StateChange(thing, 'location', '', HELD)]
     person = args[-1].rsplit(':', 1)[-1].strip() if len(args) >= 2 else ''  # "person:emma", "Sam"
     if thing and verb in _GIVING and person.isalpha():
