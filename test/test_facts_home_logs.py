@@ -68,3 +68,7 @@ def test_a_numbered_device_is_found_by_its_name_without_the_number(mem_factory: 
     mem.store('robot=garden_bot_1 action=hang item=pruning_shears_1 on=tool_wall_hook_5 result=ok',
               stamp=T0 + 997.0)
     assert mem.state_of('the pruning shears', attribute='location')[0].value == 'tool wall hook 5'
+    # One letter is a label too ("pill_cup_B" is the pill cup).
+    mem.store('BT tick 420 | Sequence[DeliverMeds] | Place(pill_cup_B, target=bedside_table_room_7) '
+              '-> SUCCESS', stamp=T0 + 998.0)
+    assert mem.state_of('the pill cup', attribute='location')[0].value == 'bedside table room 7'

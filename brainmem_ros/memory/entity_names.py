@@ -340,7 +340,8 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
 
 
 def _labelled(word: str) -> bool:
-    return any(c.isdigit() for c in word)
+    """A number or a label: digits in it ("dr3"), or one letter ("shelf b")."""
+    return len(word) == 1 or any(c.isdigit() for c in word)
 
 
 def container_keys(name: str) -> list[str]:
