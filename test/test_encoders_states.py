@@ -936,6 +936,9 @@ def test_trees_the_small_tagger_misreads(x: SpacyExtractor, text: str, change: S
     ('a wet towel hanging from the door', {StateChange('towel', 'location', '', 'door'),
                                            StateChange('towel', 'state', '', 'wet')}),
     ('The dishwasher is not running.', set()),
+    # "unlit" is a state, not a word of the name.
+    ('an unlit fireplace in a hotel lobby', {StateChange('fireplace', 'location', '', 'hotel lobby'),
+                                             StateChange('fireplace', 'state', '', 'unlit')}),
     # A machine the lexicon does not know runs too; a person or an animal does not.
     ('The hydraulic press at station 5 is running.',
      {StateChange('hydraulic press', 'state', '', 'running')}),
