@@ -324,8 +324,8 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
     head = q.split()[-1]
     # A device's number or label is no word of its name ("vacuum_01" is the robot vacuum,
     # "drill_DR3" the drill) unless the question gives one ("lamp 2" is not "lamp 1").
-    numbered = any(_labelled(w) for w in words)
-    key_words = {k: {singular(w) for w in k.split() if numbered or not _labelled(w)} for k in keys if k}
+    numbered = any(labelled(w) for w in words)
+    key_words = {k: {singular(w) for w in k.split() if numbered or not labelled(w)} for k in keys if k}
     matched = {k for k in key_words if names_match(query, k)}
     # (Equal words count too: "stapler 01" is the stapler, its number dropped above.)
     general = [k for k, kw in key_words.items() if k not in matched and head in kw and kw <= words]
@@ -339,7 +339,7 @@ def referents(query: str, keys: Sequence[str], *, fallback: bool = True) -> list
     return sorted(found) if found or not fallback else closest(words, head, key_words)
 
 
-def _labelled(word: str) -> bool:
+def labelled(word: str) -> bool:
     """A number or a label: digits in it ("dr3"), or one letter ("shelf b")."""
     return len(word) == 1 or any(c.isdigit() for c in word)
 

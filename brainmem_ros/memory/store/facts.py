@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from brainmem_ros.memory.discourse import TURNS, told_of
+from brainmem_ros.memory.entity_names import labelled
 from brainmem_ros.memory.facts import (
     DERIVED_TYPES,
     POSITION,
@@ -51,7 +52,7 @@ def _head(key: str) -> str:
     Facts filed before this read kept the number as their head, and are found by their full
     name as before."""
     words = key.split()
-    while len(words) > 1 and (len(words[-1]) == 1 or any(c.isdigit() for c in words[-1])):
+    while len(words) > 1 and labelled(words[-1]):
         words.pop()
     # (The word before a label is in the plural as written, "pruning shears 1": the head a
     # name asks for is singular.)
