@@ -173,7 +173,7 @@ class SpacyExtractor:
         """
         # What a line says is its message, after the time, level and node of its header; a
         # skill it reports done is read as an act ("grasp vial_red OK": grasped vial_red).
-        text = reported(message(self._csv.as_records(text)), self._verbs, self._irregular)
+        text = reported(message(self._csv.as_records(text)), self._verbs)
         found = self._read(text).extraction(known_entities)
         if self._records.undone(text):
             # A record of what failed or was rejected: what its words would say did not happen.

@@ -29,11 +29,11 @@ A skill a log reports done, a verb's base form before an identifier and a word o
 ("grasp vial_red OK"), is parsed as the verb's past without the word: the tagger read the
 base form as a noun ("a release") and the identifier as the verb.
 
->>> reported('release vial_red at centrifuge_rack OK', frozenset({'release'}), {})
+>>> reported('release vial_red at centrifuge_rack OK', frozenset({'release'}))
 'released vial_red at centrifuge_rack'
->>> reported('grab tool_3: SUCCESS', frozenset({'grab'}), {})
+>>> reported('grab tool_3: SUCCESS', frozenset({'grab'}))
 'grabbed tool_3'
->>> reported('grasp vial_red FAILED', frozenset({'grasp'}), {})
+>>> reported('grasp vial_red FAILED', frozenset({'grasp'}))
 'grasp vial_red FAILED'
 """
 
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 
+from brainmem_ros.encoders.lexicon import past_forms
 from brainmem_ros.encoders.reading_base import verb_base
 
 # Log prefixes before the message: a level or node in brackets, a time stamp, "topic:".
@@ -118,29 +119,14 @@ def coded_places(text: str, verbs: frozenset[str]) -> str:
 # A base form, an identifier (with an underscore or a digit), the rest, a word of success.
 _DONE = re.compile(r'^([a-z]+)(\s+[A-Za-z]*[_\d][\w.-]*\b.*?)\s*(?:[:-]+>?\s*)?'
                    r'\b(?i:ok|success|succeeded|done|complete|completed)\s*$')
-_VOWELS = re.compile(r'[aeiou]+')
 
 
-def reported(text: str, verbs: frozenset[str], irregular: dict[str, list[str]]) -> str:
+def reported(text: str, verbs: frozenset[str]) -> str:
     """``text`` with a skill it reports done in the past (see the module), else as is."""
     done = _DONE.match(text.strip())
     if done is None or done.group(1) not in verbs or '=' in text:  # (a record's fields read alone)
         return text
-    return past_form(done.group(1), irregular) + done.group(2)
-
-
-def past_form(verb: str, irregular: dict[str, list[str]]) -> str:
-    """The past of ``verb``'s base form: an irregular form (the shortest), else -ed."""
-    forms = [f for f, bases in irregular.items() if verb in bases and f != verb and not f.endswith('ing')]
-    if forms:
-        return min(forms, key=len)
-    if verb.endswith('e'):
-        return verb + 'd'
-    if len(verb) > 2 and verb.endswith('y') and verb[-2] not in 'aeiou':
-        return verb[:-1] + 'ied'
-    if len(_VOWELS.findall(verb)) == 1 and re.search(r'[^aeiou][aeiou][^aeiouwxy]$', verb):
-        return verb + verb[-1] + 'ed'  # "grab": grabbed
-    return verb + 'ed'
+    return past_forms(done.group(1))[0] + done.group(2)
 
 
 def _past(word: str, verbs: frozenset[str], irregular: dict[str, list[str]]) -> bool:
