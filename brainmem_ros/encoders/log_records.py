@@ -191,8 +191,8 @@ class RecordReader(RecordValues):
                 ) if subject else []
             else:
                 # A door under a labelled place with no thing is the place's ("compartment=C2 door=OPEN").
-                labelled = next((v for k, v in fields if k == 'location' and v.split()[0] in PLACE_NOUN_KEYS
-                                 and key in OPENING_PARTS), '')
+                labelled = next((v for k, v in fields if k == 'location' and v.split()[0] in PLACE_NOUN_KEYS),
+                                '') if key in OPENING_PARTS else ''
                 found += self._reading(key, value, holder or (self.place(labelled) if labelled else ''))
         found = _own_state_first(found + held, subject)
         # What a task that succeeded did to its thing outweighs its fields' own reading.

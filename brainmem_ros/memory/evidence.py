@@ -49,18 +49,17 @@ class EvidenceScale:
         # Near-identical candidates (a month of the same routine) must not spread over the
         # whole [0, 1]: the scale spans at least ``vector_span`` of cosine.
         self._floor = min(found.cosine_floor, self._best_cos - cfg.vector_span)
+        self._span = max(self._best_cos - self._floor, 1e-9)
         self._lexical = found.lexical
         self._entity = found.entity
 
     def vector(self, cos: float) -> float:
         """A cosine on [0, 1]: 0 at the floor of the vector list, 1 at its best."""
-        span = max(self._best_cos - self._floor, 1e-9)
-        return min(1.0, max(0.0, (cos - self._floor) / span))
+        return min(1.0, max(0.0, (cos - self._floor) / self._span))
 
     def vectors(self, cos: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """:meth:`vector` of each cosine of an array (one array operation for a Retrieve's heads)."""
-        span = max(self._best_cos - self._floor, 1e-9)
-        out: npt.NDArray[np.float64] = np.clip((cos - self._floor) / span, 0.0, 1.0)
+        out: npt.NDArray[np.float64] = np.clip((cos - self._floor) / self._span, 0.0, 1.0)
         return out
 
     def lexical(self, uid: int) -> float:

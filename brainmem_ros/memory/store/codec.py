@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from enum import Enum
+from typing import Any, NamedTuple, TypeVar
 
 from brainmem_ros.memory.store.sql import STRUCTURAL_KINDS
 from brainmem_ros.memory.types import (
+    EdgeKind,
     Enrichment,
     Entity,
     MemoryUnit,
@@ -93,15 +95,24 @@ class UnitHead(NamedTuple):
     pose: Pose | None
 
 
-# The enum's own lookup by value is a Python call of its metaclass: a few hundred heads are
-# read per Retrieve, and it was ~0.3 ms of one (cProfile, 100k bench store).
-_UNIT_TYPES = {t.value: t for t in UnitType}
+_E = TypeVar('_E', bound=Enum)
 
 
-def unit_type(value: str) -> UnitType:
-    """The :class:`UnitType` stored as ``value`` (ValueError for none, as ``UnitType(value)``)."""
-    found = _UNIT_TYPES.get(value)
-    return found if found is not None else UnitType(value)
+def by_value(kinds: type[_E]) -> Callable[[str], _E]:
+    """The member of ``kinds`` stored as a value, from a dict (ValueError for none, as the
+    enum's call). The enum's own lookup by value is a Python call of its metaclass: a few
+    hundred heads are read per Retrieve, and it was ~0.3 ms of one (cProfile, 100k bench store)."""
+    members = {k.value: k for k in kinds}
+
+    def lookup(value: str) -> _E:
+        found = members.get(value)
+        return found if found is not None else kinds(value)
+    return lookup
+
+
+#: :class:`UnitType` and :class:`EdgeKind` by stored value.
+unit_type = by_value(UnitType)
+edge_kind = by_value(EdgeKind)
 
 
 def row_to_head(row: Sequence[Any]) -> UnitHead:

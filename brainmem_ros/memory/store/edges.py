@@ -5,14 +5,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 
-from brainmem_ros.memory.store.codec import EdgeScale
+from brainmem_ros.memory.store.codec import EdgeScale, edge_kind
 from brainmem_ros.memory.store.sql import EFFECTIVE_SQL, STRUCTURAL_SQL, chunks, qmarks, valid_ids
 from brainmem_ros.memory.store.watch import EdgeWatching
 from brainmem_ros.memory.types import Edge, EdgeKind
 
 _EDGE_SCALE_KEY = 'edge_scale'
-# Edge kinds by stored value: cheaper than the enum's call, once per edge read.
-_KINDS = {k.value: k for k in EdgeKind}
 
 
 def edge_scale_of(db: sqlite3.Connection) -> EdgeScale:
@@ -75,7 +73,7 @@ class EdgeRows(EdgeWatching):
                     f' SELECT src, dst, kind, weight, {EFFECTIVE_SQL} AS eff FROM edges WHERE src = ?'
                     f' UNION ALL SELECT src, dst, kind, weight, {EFFECTIVE_SQL} FROM edges WHERE dst = ?'
                     ') ORDER BY eff DESC, src, dst, kind LIMIT ?', (*params, uid, *params, uid, fanout))
-                out[uid] = [Edge(s, d, _KINDS.get(k) or EdgeKind(k), w) for s, d, k, w in rows]
+                out[uid] = [Edge(s, d, edge_kind(k), w) for s, d, k, w in rows]
         return out
 
     def association_edges(self, lo: int, hi: int) -> int:
@@ -138,7 +136,7 @@ class EdgeRows(EdgeWatching):
         """Every edge (export, pictures), with its effective weight."""
         params = self.edge_scale().params
         for s, d, k, w in self._query(f'SELECT src, dst, kind, {EFFECTIVE_SQL} FROM edges', params):
-            yield Edge(s, d, EdgeKind(k), w)
+            yield Edge(s, d, edge_kind(k), w)
 
     def superseded_at(self, ids: Iterable[int]) -> dict[int, float]:
         """For each of ``ids`` a later memory superseded: the stamp of the first that did.
