@@ -434,7 +434,7 @@ def write_doc(rows: Sequence[tuple[str, dict[str, float]]], tuning: dict[str, An
         '`score = relevance x prior x (1 - typicality) x (1 - diversity x redundancy)`, with '
         '`prior = (1 + a (2 recency - 1)) (1 + b (importance / 5 - 1)) '
         '(1 + c (strength - 1)) (1 + d valence) (1 +- e)^n`, where the last factor comes from the facts of '
-        'the query\'s entities (`facts.fact_factors`): a memory stating the value an entity has now (or '
+        'the query\'s entities (`fact_rank.fact_factors`): a memory stating the value an entity has now (or '
         'had at `as_of`) steps up, one stating a value it no longer has steps back, once per entity. '
         f'a, b, c, d, e = {cfg.prior_recency}, {cfg.prior_importance}, {cfg.prior_strength}, '
         f'{cfg.prior_valence}, {cfg.prior_facts}. Their sum is bounded by 0.5 (a configuration above is '

@@ -23,6 +23,7 @@ from dbfile import file_rows
 from brainmem_ros.encoders.parsed import SpacyExtractor
 from brainmem_ros.errors import InvalidInputError
 from brainmem_ros.memory import BrainMem, Entity, Pose
+from brainmem_ros.memory.fact_rank import fact_factors
 from brainmem_ros.memory.fact_store import REBUILD_KEY
 from brainmem_ros.memory.facts import (
     CURRENT_FACTOR,
@@ -30,7 +31,6 @@ from brainmem_ros.memory.facts import (
     STALE_FACTOR,
     Fact,
     entity_key,
-    fact_factors,
     names_match,
 )
 from brainmem_ros.memory.schema import SCHEMA_V1
@@ -472,9 +472,9 @@ def test_enrichment_adds_the_facts_it_finds(mem_factory: Any) -> None:
 def test_docstring_examples_of_the_fact_rules_run() -> None:
     import doctest
 
-    from brainmem_ros.memory import facts, places
+    from brainmem_ros.memory import fact_rank, facts, places
 
-    results = [doctest.testmod(facts), doctest.testmod(places)]
+    results = [doctest.testmod(facts), doctest.testmod(places), doctest.testmod(fact_rank)]
     assert sum(r.attempted for r in results) >= 9 and not any(r.failed for r in results)
 
 

@@ -13,7 +13,7 @@ from dbfile import evidence_types, file_rows
 
 from brainmem_ros.errors import InvalidInputError, StoreError, UnknownIdError
 from brainmem_ros.memory import BrainMem, EdgeKind, Entity, MemoryConfig, Pose, UnitType
-from brainmem_ros.memory.facts import fact_factors
+from brainmem_ros.memory.fact_rank import fact_factors
 from brainmem_ros.memory.types import Outcome
 
 T0 = 1_760_000_000.0  # a fixed clock: the suite is deterministic

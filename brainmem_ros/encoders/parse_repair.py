@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brainmem_ros.encoders.lexicon import NOUN_TYPES, WORKING, state_words, time_word
+from brainmem_ros.encoders.lexicon import NOUN_TYPES, WORKING, time_word
+from brainmem_ros.encoders.name_repair import adopt_left, mend_cans, mend_names, mend_states
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -48,9 +49,9 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     as the scene's verb the participle of the thing the scene is "with", a household noun
     read as a verb after a noun the head of its name again, one that opens a fragment ("towel
     on the floor") its thing, and a name set off before the subject whom it addresses."""
-    _mend_names(doc)
-    _mend_cans(doc)
-    _mend_states(doc)
+    mend_names(doc)
+    mend_cans(doc)
+    mend_states(doc)
     _mend_vocatives(doc)
     _mend_nominals(doc)
     _mend_subjects(doc)
@@ -82,15 +83,8 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
     return doc
 
 
-def _adopt_left(old: Token, new: Token) -> None:
-    """``old``'s words before ``new`` hang on ``new``: "a red" are the helmet's, not "lying"'s."""
-    for child in list(old.children):
-        if child.i < new.i:
-            child.head = new
-
-
 def _rehang(verb: Token, thing: Token, *, participle: bool) -> None:
-    _adopt_left(verb, thing)
+    adopt_left(verb, thing)
     if thing.pos_ not in {'NOUN', 'PROPN'}:
         thing.pos_, thing.tag_ = 'NOUN', 'NN'  # "the lasagne resting": tagged an adjective
     if participle:
@@ -113,7 +107,7 @@ def _mend_results(doc: Doc) -> None:
         thing = doc[tok.i - 1] if tok.i else tok
         if state and tok.dep_ == 'pobj' and tok.head.lower_ == 'with' and thing.head.i == tok.i \
                 and thing.dep_ == 'compound' and thing.pos_ == 'NOUN':
-            _adopt_left(tok, thing)
+            adopt_left(tok, thing)
             thing.head, thing.dep_ = tok.head, 'pobj'
             tok.head, tok.dep_, tok.pos_, tok.tag_ = thing, 'amod', 'ADJ', 'JJ'
             continue
@@ -129,7 +123,7 @@ def _mend_results(doc: Doc) -> None:
         if thing.head.i != tok.i or thing.dep_ != 'compound' or thing.pos_ != 'NOUN':
             continue
         verb = tok.head
-        _adopt_left(tok, thing)
+        adopt_left(tok, thing)
         thing.head, thing.dep_ = verb, 'dobj'
         if doing:
             tok.head, tok.dep_ = thing, 'acl'
@@ -180,7 +174,7 @@ def _mend_working(doc: Doc) -> None:
         if thing.dep_ != 'compound' or thing.pos_ != 'NOUN' or thing.head.i not in {tok.i, shown.i} \
                 or shown.i <= tok.i or shown.pos_ != 'NOUN':
             continue
-        _adopt_left(shown, thing)
+        adopt_left(shown, thing)
         thing.dep_, thing.head = shown.dep_, thing if shown.head.i == shown.i else shown.head
         tok.head, tok.dep_, tok.pos_ = thing, 'acl', 'VERB'
         shown.head, shown.dep_ = tok, 'dobj'
@@ -205,58 +199,9 @@ def _mend_scenes(doc: Doc) -> None:
                 or scene.pos_ not in {'NOUN', 'PROPN'}:
             continue
         scene.head, scene.dep_ = scene, 'ROOT'
-        _adopt_left(verb, scene)
+        adopt_left(verb, scene)
         verb.head, verb.dep_ = thing, 'acl'
         verb.tag_ = 'VBN' if verb.tag_ == 'VBD' else verb.tag_
-
-
-def _mend_names(doc: Doc) -> None:
-    """"turned off the bathroom fan and the bathroom light once ...": "light" read as a verb
-    with no subject or object of its own, after "the bathroom"; it is the head of the name."""
-    for tok in doc:
-        prev = doc[tok.i - 1] if tok.i else tok
-        if tok.pos_ != 'VERB' or NOUN_TYPES.get(tok.lower_) is None or prev.pos_ != 'NOUN' \
-                or prev.dep_ not in {'conj', 'dobj', 'pobj'} or tok.dep_ not in {'advcl', 'conj', 'dep'} \
-                or not any(c.dep_ == 'det' for c in prev.children) \
-                or any(c.dep_ in {'nsubj', 'dobj', 'prt'} for c in tok.children):
-            continue
-        for child in list(prev.children):
-            child.head = tok
-        tok.head, tok.dep_ = (tok, 'ROOT') if prev.head.i == prev.i else (prev.head, prev.dep_)
-        prev.head, prev.dep_ = tok, 'compound'
-        tok.pos_, tok.tag_, tok.lemma_ = 'NOUN', 'NN', tok.lower_
-
-
-def _mend_states(doc: Doc) -> None:
-    """"an unmade bed", "an open garage door": a state word before a name read as a noun of the
-    name ("unmade bed", a thing no one names) or as a state of the name's first word (an open
-    garage); it is the state of the thing the name heads."""
-    states = state_words()
-    for tok in doc:
-        head = tok.head
-        if tok.lower_ not in states or head.i <= tok.i or head.pos_ not in {'NOUN', 'PROPN'}:
-            continue
-        participle = tok.lower_.endswith('ed') or tok.lower_.startswith('un')  # (not "light switch")
-        if tok.pos_ == 'NOUN' and tok.dep_ == 'compound' and participle:
-            tok.pos_, tok.tag_, tok.dep_ = 'ADJ', 'JJ', 'amod'
-        if tok.dep_ == 'amod' and head.dep_ == 'compound' and head.head.i > head.i \
-                and head.head.pos_ in {'NOUN', 'PROPN'}:
-            tok.head = head.head
-
-
-def _mend_cans(doc: Doc) -> None:
-    """"a paint can on a shelf": "can" read as a modal after a noun with an article, no verb after."""
-    for can in doc[2:]:
-        name, nxt = doc[can.i - 1], doc[can.i + 1] if can.i + 1 < len(doc) else None
-        if can.lower_ != 'can' or can.tag_ != 'MD' or name.pos_ != 'NOUN' or (nxt and nxt.tag_ == 'VB') \
-                or not any(c.dep_ == 'det' for c in name.children):
-            continue
-        if not can.is_ancestor(name):  # (else the name hangs under the can already: no cycle)
-            for child in list(can.children):  # "and set it down": the verb's conjunct, not the can's
-                child.head = name.head if child.pos_ in {'VERB', 'CCONJ'} and name.head.i != name.i else can
-            can.dep_, can.head = name.dep_, (can if name.head.i == name.i else name.head)
-        _adopt_left(name, can)
-        name.dep_, name.head, can.pos_ = 'compound', can, 'NOUN'  # (tagged MD: a word no measure)
 
 
 def _mend_nominals(doc: Doc) -> None:
@@ -358,7 +303,7 @@ def _mend_agreement(doc: Doc) -> None:
                 or prev.dep_ != 'nsubj' or prev.head.i != tok.i or prev.tag_ != 'NN' \
                 or not any(c.dep_ == 'det' and c.lower_ in {'a', 'an', 'the'} for c in prev.children):
             continue
-        _adopt_left(prev, tok)
+        adopt_left(prev, tok)
         prev.dep_ = 'compound'
         tok.pos_, tok.tag_, tok.lemma_ = 'NOUN', 'NN', tok.lower_
 
@@ -376,7 +321,7 @@ def _mend_objects(doc: Doc) -> None:
         first = doc[tok.i - 1]
         if first.head.i == tok.i and first.dep_ == 'nsubj' and first.pos_ == 'NOUN':
             first.dep_ = 'compound'
-            _adopt_left(first, tok)  # "the" is the name's
+            adopt_left(first, tok)  # "the" is the name's
         if not any(c.dep_ in {'det', 'poss'} for c in tok.children) \
                 or any(c.dep_ in {'dobj', 'nsubj', 'aux', 'cop'} for c in tok.children):
             continue

@@ -31,10 +31,12 @@ from brainmem_ros.encoders.log_commands import commanded
 from brainmem_ros.encoders.log_headers import message
 from brainmem_ros.encoders.log_records import RecordReader
 from brainmem_ros.encoders.parse_repair import mend
-from brainmem_ros.encoders.reading_base import CAMEL, CAMEL_PART, HELD, log_prefix, repairs, verb_base
+from brainmem_ros.encoders.reading_base import CAMEL, CAMEL_PART, HELD, log_prefix
 from brainmem_ros.encoders.reading_states import StateReading
 from brainmem_ros.encoders.record_merge import merged
+from brainmem_ros.encoders.tag_repair import repairs
 from brainmem_ros.encoders.telegraphic import articled, coded_places, reported
+from brainmem_ros.encoders.verb_forms import verb_base
 from brainmem_ros.errors import ModelError
 from brainmem_ros.memory.entity_names import TRAILING
 from brainmem_ros.memory.types import Extraction, normalise_name

@@ -15,9 +15,8 @@ from brainmem_ros.encoders.reading_base import (
     ReadingBase,
     determined,
     present_copula,
-    undouble,
-    verb_base,
 )
+from brainmem_ros.encoders.verb_forms import undouble, verb_base
 
 if TYPE_CHECKING:
     from spacy.tokens import Token

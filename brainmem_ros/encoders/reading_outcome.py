@@ -25,9 +25,9 @@ from brainmem_ros.encoders.reading_base import (
     NOT_HAPPENED,
     conditional,
     imperative,
-    verb_base,
 )
 from brainmem_ros.encoders.reading_entities import EntityReading
+from brainmem_ros.encoders.verb_forms import verb_base
 from brainmem_ros.memory.types import Outcome
 
 if TYPE_CHECKING:

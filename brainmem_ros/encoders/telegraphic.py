@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 
 from brainmem_ros.encoders.lexicon import past_forms
-from brainmem_ros.encoders.reading_base import verb_base
+from brainmem_ros.encoders.verb_forms import verb_base
 
 # Log prefixes before the message: a level or node in brackets, a time stamp, "topic:".
 _PREFIX = re.compile(r'^(?:\s*(?:\[[^\]]*\]:?|\d[\d\-:T.+Z/]*\d|[A-Za-z_][\w./-]*:(?=\s)))*\s*')

@@ -110,7 +110,7 @@ def rank_fleet(hits: Sequence[FleetHit], cfg: RetrievalConfig, *, now: float,
                  * (1.0 + cfg.prior_strength * (strength - 1.0))
                  * (1.0 + cfg.prior_valence * valence))
         if h.superseded_at is not None and h.superseded_at <= now:
-            # As locally (facts.fact_factors, retrieval): a memory stating what no longer
+            # As locally (fact_rank.fact_factors, retrieval): a memory stating what no longer
             # holds steps back once, by the factor of a local memory whose fact is stale.
             prior *= math.exp(cfg.prior_facts * math.log(STALE_FACTOR) / math.log(1.25))
         parts = ScoreParts(relevance=relevance, recency=recency, importance=importance, activation=0.0,

@@ -13,7 +13,7 @@ The ranking (docs/retrieval.md has the derivation and the measurements):
   on activation spread from the candidates' evidence, and lift a memory towards it;
 - **score** = relevance x prior, where the prior multiplies bounded terms for recency,
   importance, learned strength and valence (their weights sum to at most 0.5,
-  ``RetrievalConfig``), and by the facts of the query's entities (``facts.fact_factors``):
+  ``RetrievalConfig``), and by the facts of the query's entities (``fact_rank.fact_factors``):
   a memory stating a value that no longer holds steps back behind the one stating the
   current value. They reorder near-ties and lift a reinforced memory, but cannot bury a
   match with clearly more evidence;
@@ -43,8 +43,8 @@ from brainmem_ros.memory.adjacency import Adjacency
 from brainmem_ros.memory.config import RetrievalConfig
 from brainmem_ros.memory.diversity import diversify
 from brainmem_ros.memory.evidence import Candidates, EvidenceScale
+from brainmem_ros.memory.fact_rank import fact_factors
 from brainmem_ros.memory.fact_store import FactStore
-from brainmem_ros.memory.facts import fact_factors
 from brainmem_ros.memory.graph import Activation, edge_pairs, spread
 from brainmem_ros.memory.index import VectorIndex
 from brainmem_ros.memory.query import (
