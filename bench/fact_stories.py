@@ -41,10 +41,12 @@ SPLITS: tuple[tuple[str, Path], ...] = (
     ('dev 6', REPO / 'test' / 'data' / 'fact_stories_dev6.jsonl'),
     ('dev 7', REPO / 'test' / 'data' / 'fact_stories_dev7.jsonl'),
     ('dev 8', REPO / 'test' / 'data' / 'fact_stories_dev8.jsonl'),
+    ('dev 9', REPO / 'test' / 'data' / 'fact_stories_dev9.jsonl'),
     ('hold-out', REPO / 'test' / 'data' / 'fact_stories_holdout.jsonl'),
     ('hold-out 2', REPO / 'test' / 'data' / 'fact_stories_holdout2.jsonl'),
     ('hold-out 3', REPO / 'test' / 'data' / 'fact_stories_holdout3.jsonl'),
     ('hold-out 4', REPO / 'test' / 'data' / 'fact_stories_holdout4.jsonl'),
+    ('hold-out 5', REPO / 'test' / 'data' / 'fact_stories_holdout5.jsonl'),
 )
 T0 = 1_760_000_000.0
 
