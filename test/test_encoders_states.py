@@ -1161,6 +1161,14 @@ def test_blinds_lowered_are_closed_and_the_sun_is_no_thing(x: SpacyExtractor) ->
      {('silver laptop', 'state', 'closed'), ('silver laptop', 'location', 'bed')}),
     ('an open garage door and an empty driveway',
      {('garage door', 'state', 'open'), ('driveway', 'state', 'empty')}),
+    # So before a thing a participle places ("leaning against"), and "at" after a verb of a thing
+    # left standing is where it stands (not after one of looking: "a man looking at the door").
+    ("a folded wheelchair leaning against the wall beside the nurses' station counter",
+     {('wheelchair', 'location', 'wall'), ('wheelchair', 'state', 'folded')}),
+    ('an unfolded wheelchair parked at the foot of bed 4, brakes engaged',
+     {('wheelchair', 'location', 'bed 4'), ('wheelchair', 'state', 'unfolded')}),
+    ('a white van parked at the loading dock', {('white van', 'location', 'loading dock')}),
+    ('a man looking at the door', set()),
 ])
 def test_caption_poses_and_states_before_names(x: SpacyExtractor, text: str,
                                                  changes: set[tuple[str, str, str]]) -> None:

@@ -55,6 +55,9 @@ _PARTS = frozenset({'middle', 'edge', 'top', 'bottom', 'side', 'corner', 'end', 
                     'center', 'centre', 'rim', 'surface', 'base', 'far', 'near'})
 # Verbs of seeing: their object is as the words before it describe it, then.
 _SEEING = frozenset({'see', 'notice', 'spot', 'find', 'observe', 'detect', 'discover', 'glimpse', 'sight'})
+# Verbs of a thing left standing somewhere, whose "at" says where ("a van parked at the dock"),
+# unlike one of looking or pointing ("a man looking at the door").
+_STATIONED = frozenset({'park', 'station', 'dock', 'leave', 'stand', 'sit', 'lie', 'rest', 'stop'})
 # Things that show other things: what a poster or a photo is "of" is not there.
 _DEPICTIONS = frozenset({'poster', 'picture', 'photo', 'photograph', 'painting', 'drawing', 'image', 'print',
                          'portrait', 'sketch', 'illustration', 'screenshot', 'reflection'})
@@ -69,7 +72,10 @@ class SceneReading(MentionReading):
             if tok.dep_ == 'acl' and tok.tag_ in _PARTICIPLES and tok.head.i in names \
                     and not has_object(tok) and not self._negated(tok) and not self._asked(tok) \
                     and not self.depicted(tok):
-                found += self._resting(self._things([self._first_listed(tok.head)], names), [tok], names)
+                shown = self._things([self._first_listed(tok.head)], names)
+                placed = self._resting(shown, [tok], names)
+                # "a folded wheelchair leaning against the wall": as the words before it say, too.
+                found += placed + (self._described(shown, names) if placed else [])
         for sent in self.doc.sents:
             root = sent.root
             if root.tag_ in _PARTICIPLES and not any(c.dep_ in {'aux', 'auxpass'} for c in root.children):
@@ -222,6 +228,7 @@ class SceneReading(MentionReading):
         preps = sorted({c for h in hangers for c in h.children if c.dep_ == 'prep' and (
             c.lower_ in SCENE_PREPS or (c.lower_ == 'from' and h.lemma_.lower() in HANGING)
             or (c.lower_ == 'at' and h.lemma_.lower() in _SEEING)  # "keys last seen at the hallway table"
+            or (c.lower_ == 'at' and h.lemma_.lower() in _STATIONED)  # "a wheelchair parked at the bed"
             or (c.lower_ == 'over' and h.lemma_.lower() in DRAPED))},
             key=lambda p: p.i)
         movers = {names[t.i] for t in things}
