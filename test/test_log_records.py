@@ -502,3 +502,22 @@ def test_a_phrasal_verb_in_speech_is_no_thing_switched(x: SpacyExtractor) -> Non
 def test_a_verdict_of_not_found_inside_speech_denies_only_its_clause(x: SpacyExtractor) -> None:
     assert _changes(x, 'Anna: The cup is not found anywhere, but the plate is on the table.') == {
         ('plate', 'location', 'table')}
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # A PLC tag's name ends with the state; false is the opposite state (record_flags.py).
+    ('2024-05-06 10:15:22.340 | PLC_K1 | WalkIn_Freezer.Door_Closed | TRUE -> FALSE | GOOD',
+     {('walk in freezer door', 'state', 'open')}),
+    ('2024-05-06 10:53:42.640 | PLC_K1 | Conveyor_Wash.Run | TRUE -> FALSE | GOOD',
+     {('conveyor wash', 'state', 'stopped')}),
+    ('2024-05-06 10:20:22.901 | PLC_K1 | Fryer_2.Heater_On | FALSE -> TRUE | GOOD',
+     {('fryer 2 heater', 'power', 'on')}),
+    ('WalkIn_Freezer.Door_Closed = FALSE', {('walk in freezer door', 'state', 'open')}),
+    ('freezer_door_closed=false', {('freezer door', 'state', 'open')}),
+    ('door_open=true', {('door', 'state', 'open')}),
+    ('cabinet_locked=false', {('cabinet', 'state', 'unlocked')}),
+    # A state with no opposite says nothing when false.
+    ('bin_full=false', set()),
+])
+def test_flags_named_by_a_state(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
+    assert _changes(x, text) == changes

@@ -26,6 +26,7 @@ import re
 
 from brainmem_ros.encoders.lexicon import NOUN_TYPES
 from brainmem_ros.encoders.reading_base import LOG_LEVELS
+from brainmem_ros.encoders.record_flags import flag_value
 
 _PIPE = re.compile(r'\s+\|\s+')
 # A time stamp or a number: "3071.05", "2024-05-01 10:00:00.123", "12:04:55", "t=3012".
@@ -40,7 +41,8 @@ def message(text: str) -> str:
     if len(fields) < 2 or not _opening(fields[0]):
         return text
     at = 1
-    while at < len(fields) - 1 and _header(fields[at]):
+    # (Not a flag's name before its value: "PLC_K1 | Fryer_2.Heater_On | FALSE -> TRUE".)
+    while at < len(fields) - 1 and _header(fields[at]) and flag_value(fields[at + 1]) is None:
         at += 1
     rest = ' | '.join(fields[at:])
     # A message of one word is a field of a record (a state, a name), which reads with the rest.

@@ -57,6 +57,7 @@ from brainmem_ros.encoders.record_fields import (
     role_key,
     split_fields,
 )
+from brainmem_ros.encoders.record_flags import flag_change, flagged
 from brainmem_ros.encoders.record_names import ENTITY_DOMAINS, RECORD_PLACE_PREPS, entity_id
 from brainmem_ros.encoders.record_values import ARROW, RecordValues
 from brainmem_ros.memory.entity_names import OPENING_PARTS
@@ -118,8 +119,8 @@ def _holder_named(value: str) -> str:
 def _keyed(text: str) -> tuple[Field, ...]:
     """The fields of ``text`` under their role keys: split once for both of a line's readings
     (whether it is undone, what it changed), which ingest asks one after the other."""
-    return named_values(tuple(keyed_field(k, v) if k is not None else (None, v)
-                              for k, v in split_fields(text)))
+    return flagged(named_values(tuple(keyed_field(k, v) if k is not None else (None, v)
+                                      for k, v in split_fields(text))))
 
 
 def _own_state_first(found: list[StateChange], subject: str) -> list[StateChange]:
@@ -193,7 +194,8 @@ class RecordReader(RecordValues):
                 # A door under a labelled place with no thing is the place's ("compartment=C2 door=OPEN").
                 labelled = next((v for k, v in fields if k == 'location' and v.split()[0] in PLACE_NOUN_KEYS),
                                 '') if key in OPENING_PARTS else ''
-                found += self._reading(key, value, holder or (self.place(labelled) if labelled else ''))
+                found += flag_change(key, value, holder) or self._reading(
+                    key, value, holder or (self.place(labelled) if labelled else ''))
         found = _own_state_first(found + held, subject)
         # What a task that succeeded did to its thing outweighs its fields' own reading.
         done = task_changes(self, fields, subject=subject)
@@ -298,7 +300,7 @@ class RecordReader(RecordValues):
                 named = words[1:] if moved[0] == 0 else words[:-1]
                 thing, place = self.tail_thing(' '.join(named)), self.place(ARROW.split(right)[-1])
                 return [StateChange(thing, 'location', '', place)] if thing and place else []
-            got = self._pair(right, depth + 1)
+            got = flag_change(left, right) or self._pair(right, depth + 1)  # "Door_Closed: FALSE"
             while len(words) >= 2 and words[-1].lower() in _REPORTED:
                 words.pop()  # "front_door state changed: closed -> open"
             stated = len(words) >= 2 and role_key(words[-1]) in STATE_KEYS
