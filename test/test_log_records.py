@@ -521,3 +521,16 @@ def test_a_verdict_of_not_found_inside_speech_denies_only_its_clause(x: SpacyExt
 ])
 def test_flags_named_by_a_state(x: SpacyExtractor, text: str, changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # "X moved A -> B" with no colon after the verb: X is at B.
+    ('[INFO] [1718004300.918] [wms_bridge]: Operator scan: tote_114 moved packing_station_3 -> lane_7',
+     {('tote 114', 'location', 'lane 7')}),
+    # A code with a dash is a label of the name, as one without is ("tube_S2231").
+    ('item=tube_S-2231 from=rack_RK07 to=centrifuge_C1/bucket_2 action=transfer',
+     {('tube s-2231', 'location', 'centrifuge c1 bucket 2')}),
+])
+def test_moves_with_an_arrow_and_codes_with_a_dash(x: SpacyExtractor, text: str,
+                                                  changes: set[tuple[str, str, str]]) -> None:
+    assert _changes(x, text) == changes

@@ -91,6 +91,7 @@ _SWITCHED = re.compile(r'^(.+?)\s+(?:was\s+|got\s+)?(?:turned|switched|powered)\
 # at dock door 5", "backpack APPEARED at bench", "mug_blue moved from sink to drying_rack".
 _ARRIVING = re.compile(r'^(.+?)\s+(?:was\s+)?(\w+ed)\s+(?:from\s+(.+?)\s+)?'
                        r'(?:at|to|on|in|into|onto|under|next to|beside)\s+(.+)$', re.IGNORECASE)
+_MOVED = frozenset({'moved', 'relocated', 'transferred'})
 _SET = re.compile(r'^(.+?)\s+(?:was\s+)?set\s+to\s+(.+?)\s*$', re.IGNORECASE)
 _SETTING_VALUE = re.compile(r'^[-+]?\d+(?:[.,]\d+)?\s?(?:%|°\s?[CF]?|[A-Za-z]{1,8})?$')  # "19 degrees"
 # A thing's state reported as a change: "lock.front_door changed from unlocked to locked".
@@ -294,7 +295,7 @@ class RecordReader(RecordValues):
             # thing in the value's state ("TV: OFF").
             left, right = colon.group(1), colon.group(2)
             words = left.split()
-            moved = [i for i in (0, len(words) - 1) if words[i].lower() in {'moved', 'relocated'}]
+            moved = [i for i in (0, len(words) - 1) if words[i].lower() in _MOVED]
             if len(words) >= 2 and moved and ARROW.search(right):
                 # "thermos moved: hall bench -> windowsill", "moved thermos: ...": from one to the other.
                 named = words[1:] if moved[0] == 0 else words[:-1]
@@ -331,6 +332,10 @@ class RecordReader(RecordValues):
         """"ward door -> OPEN", "kitchen drawer 3 closed->open": the thing before the arrow
         (without its old state) in the state after it."""
         words = left.split()
+        at = next((i for i, w in enumerate(words) if i and w.lower() in _MOVED), 0)
+        place = self.place(right, keyed=True) if at else ''
+        if place and (thing := self.tail_thing(' '.join(words[:at]))):
+            return [StateChange(thing, 'location', '', place)]  # "tote_114 moved station_3 -> lane_7"
         measure = words[-2].lower() if len(words) >= 3 else ''
         if measure in MEASURES and (held := self.tail_thing(' '.join(words[:-2]))):
             return self._reading(measure, right, held)  # "climate.office setpoint 24 -> 26"

@@ -28,7 +28,8 @@ ENTITY_DOMAINS = frozenset({
     'siren', 'switch', 'vacuum', 'valve', 'water_heater'})
 _STATUS_SUFFIX = re.compile(r'(?<=[a-z0-9])_(?:status|state)$')
 # A label after a name: a number, a letter with a number, or a capital letter ("shelf C", "bay 4B").
-CODE = re.compile(r'^(?:\d+|[A-Za-z]{0,3}\d+[A-Za-z]?|[A-Z])$')  # (and "drill_DR3", "crate_A17")
+CODE = re.compile(r'^(?:\d+|[A-Z]|[A-Za-z]{0,3}-?\d+[A-Za-z]?(?:-[A-Za-z]{0,3}\d+[A-Za-z]?)*)$')
+# (and "drill_DR3", "crate_A17", "tube_S-2231", "rack A-12-02", "PAL-004417")
 _NAME_CHARS = re.compile(r"^[\w\s'\"#.%-]+$")
 #: Prepositions of place a record writes before a place ("on", "next"...).
 RECORD_PLACE_PREPS = (PLACE_PREPS - {'to', 'over'}) | {'next'}
