@@ -1182,3 +1182,18 @@ def test_on_a_piece_of_furniture_after_a_verb_is_no_power(x: SpacyExtractor) -> 
     assert ('lid', 'state', 'closed') in got and not any(a == 'power' for _, a, _ in got)
     assert _changes(x, 'I switched on the kitchen light.') == {
         StateChange('kitchen light', 'power', '', 'on')}
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # A verb joined to another takes its subject: Mrs. Sato has the scarf.
+    ('Paulo: Mrs. Sato from room 408 recognised the cream scarf as hers and took it with her.',
+     {('cream scarf', 'location', 'mrs. sato')}),
+    # A spoken report that leaves out its "I" is the speaker's; an order is no report.
+    ('Housekeeper Irina: Got the keycard for 305 from the robot, thanks.',
+     {('keycard', 'location', 'housekeeper irina')}),
+    ('Tom: Took the umbrella, see you later.', {('umbrella', 'location', 'tom')}),
+    ('Tom: Get the keys from the car.', set()),
+])
+def test_who_took_a_thing_when_the_subject_is_left_out(x: SpacyExtractor, text: str,
+                                                        changes: set[tuple[str, str, str]]) -> None:
+    assert {(c.object, c.attribute, c.after) for c in _changes(x, text)} == changes

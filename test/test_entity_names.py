@@ -68,3 +68,10 @@ def test_a_name_no_key_matches_finds_the_closest_of_its_head() -> None:
     # A colour that contradicts, or a tie: nothing.
     assert referents('red cup', ['blue cup']) == []
     assert referents('tall lamp', ['desk lamp', 'floor lamp']) == []
+
+
+def test_plurals_in_ves_of_a_singular_in_f_match_it() -> None:
+    # "the white tin loaves" asked of what the parser filed as "white tin loaf"; "gloves" is regular.
+    assert entity_names.names_match('the white tin loaves', 'white tin loaf')
+    assert entity_key('the kitchen knives') == entity_key('kitchen knife')
+    assert entity_names.singular('gloves') == 'glove' and entity_names.singular('stoves') == 'stove'

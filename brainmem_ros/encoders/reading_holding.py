@@ -95,6 +95,12 @@ class HoldingReading(MeasureReading):
         lemma, mine = self._verb_lemma(tok), self._said_by_speaker(tok)
         # "I've got the tablet", "Maria has the car keys" (not "had": when it went on is unsaid).
         got = tok.tag_ == 'VBN' and any(c.dep_ == 'aux' and c.lemma_.lower() == 'have' for c in tok.children)
+        # "Irina: Got the keycard from the robot": a spoken report that leaves out its "I".
+        # (The parser may make the speaker's name its subject, and tag the past a base form.)
+        if self.speaker and tok.i and self.doc[tok.i - 1].text == ':' \
+                and (tok.tag_ == 'VBD' or (tok.tag_ == 'VB' and self._inflected(tok))) \
+                and not any(c.dep_ in {'nsubj', 'nsubjpass', 'expl'} and c.i > tok.i for c in tok.children):
+            mine, got = True, got or lemma == 'get'
         having = (lemma == 'have' and tok.tag_ in {'VBP', 'VBZ'}) or (lemma == 'get' and got)
         # "Leo took the umbrella": whoever took it has it, unless it went somewhere (below).
         took = lemma in TOOK and tok.tag_ in {'VBD', 'VBN'}
@@ -109,6 +115,9 @@ class HoldingReading(MeasureReading):
         holders = [c for c in tok.children if c.dep_ == 'nsubj'] + ([tok.head] if tok.dep_ == 'acl' else [])
         if tok.dep_ == 'advcl' and tok.head.dep_ == 'acl':
             holders.append(tok.head.head)  # "a boy riding a bicycle, wearing a helmet"
+        if not holders and tok.dep_ == 'conj' and tok.head.pos_ == 'VERB':
+            # "Mrs. Sato recognised the scarf and took it with her": the first verb's subject.
+            holders = [c for c in tok.head.children if c.dep_ == 'nsubj']
         # "a girl hugging a teddy", "the dog has the ball"
         people = [names[c.i] for c in holders if c.i in names and (
             is_person(c) or NOUN_TYPES.get(c.lemma_.lower()) == 'animal')]

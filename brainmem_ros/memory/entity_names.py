@@ -50,12 +50,20 @@ _NOT_OWNERS = frozenset({'it', 'that', 'this', 'there', 'here', 'what', 'who', '
 _SPEAKER = re.compile(r'^\s*([^\s:]+(?: [^\s:]+)?):\s')
 
 
+# Plurals in "-ves" of a singular in "-f" or "-fe": a closed class ("gloves" and "stoves" are regular).
+_VES = {'calves': 'calf', 'halves': 'half', 'hooves': 'hoof', 'knives': 'knife', 'leaves': 'leaf',
+        'loaves': 'loaf', 'scarves': 'scarf', 'sheaves': 'sheaf', 'shelves': 'shelf', 'wives': 'wife',
+        'wolves': 'wolf', 'wharves': 'wharf', 'lives': 'life', 'thieves': 'thief', 'elves': 'elf'}
+
+
 def singular(word: str) -> str:
     """English noun singular by the regular suffix rules (keys → key, boxes → box)."""
     if len(word) <= 3 or word.endswith(('ss', 'us', 'is')) or not word.endswith('s'):
         return word
     if word.endswith('ies') and len(word) > 4:
         return word[:-3] + 'y'
+    if word in _VES:
+        return _VES[word]
     if word.endswith(('ches', 'shes', 'xes', 'zes', 'sses')):
         return word[:-2]
     return word[:-1]
