@@ -1197,3 +1197,10 @@ def test_on_a_piece_of_furniture_after_a_verb_is_no_power(x: SpacyExtractor) -> 
 def test_who_took_a_thing_when_the_subject_is_left_out(x: SpacyExtractor, text: str,
                                                         changes: set[tuple[str, str, str]]) -> None:
     assert {(c.object, c.attribute, c.after) for c in _changes(x, text)} == changes
+
+
+def test_a_device_back_online_or_gone_offline(x: SpacyExtractor) -> None:
+    assert {(c.object, c.attribute, c.after) for c in _changes(x, 'The printer is back online.')} == {
+        ('printer', 'state', 'online')}
+    assert ('scanner', 'state', 'offline') in {
+        (c.object, c.attribute, c.after) for c in _changes(x, 'The scanner went offline at noon.')}
