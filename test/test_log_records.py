@@ -534,3 +534,14 @@ def test_flags_named_by_a_state(x: SpacyExtractor, text: str, changes: set[tuple
 def test_moves_with_an_arrow_and_codes_with_a_dash(x: SpacyExtractor, text: str,
                                                   changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # What a fleet or a lab moves is named under keys of freight and samples.
+    ('ts=05:41:30Z level=info svc=fleetmgr event=hitched vehicle=tug_12 payload=baggage_cart_31 '
+     'location=makeup_area_2', {('baggage cart 31', 'location', 'makeup area 2')}),
+    ('event=scan specimen=urine_cup_4 location=lab_bench_2', {('urine cup 4', 'location', 'lab bench 2')}),
+])
+def test_freight_and_samples_name_the_thing(x: SpacyExtractor, text: str,
+                                            changes: set[tuple[str, str, str]]) -> None:
+    assert _changes(x, text) == changes

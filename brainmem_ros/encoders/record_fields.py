@@ -38,7 +38,8 @@ _NUMERIC = re.compile(r'^[\d\s.,:;%+\-]*$')
 # Keys by the role of their value.
 THING_KEYS = frozenset({'obj', 'object', 'label', 'class', 'cls', 'class_name', 'category', 'item', 'name',
                         'thing', 'device', 'appliance', 'entity', 'entity_id', 'subject', 'id', 'tag',
-                        'tool', 'dev', 'artifact', 'asset', 'product', 'package', 'parcel'})
+                        'tool', 'dev', 'artifact', 'asset', 'product', 'package', 'parcel', 'payload',
+                        'cargo', 'pallet', 'tote', 'container', 'sample', 'specimen'})
 #: Keys whose value is the person who has the thing ("holder=Marcus", "delivered_to=Tom").
 HOLDER_KEYS = frozenset({'holder', 'held_by', 'carried_by', 'delivered_to', 'handed_to', 'given_to',
                          'recipient'})
