@@ -545,3 +545,14 @@ def test_moves_with_an_arrow_and_codes_with_a_dash(x: SpacyExtractor, text: str,
 def test_freight_and_samples_name_the_thing(x: SpacyExtractor, text: str,
                                             changes: set[tuple[str, str, str]]) -> None:
     assert _changes(x, text) == changes
+
+
+def test_no_entity_spans_a_record_s_marks(x: SpacyExtractor) -> None:
+    # The parse of a record line joined keys and values into names ("level = info svc").
+    names = {e.name for e in x.extract('ts=05:41:30Z level=info svc=fleetmgr event=hitched vehicle=tug_12 '
+                                       'payload=baggage_cart_31 location=makeup_area_2').entities}
+    assert {'tug 12', 'baggage cart 31', 'makeup area 2'} <= names
+    assert not any(mark in n for n in names for mark in '=|"{}')
+    line = '{"ts":"2024-06-03T14:13:22Z","robot":"tug-7","item":"box_blue"}'
+    names = {e.name for e in x.extract(line).entities}
+    assert not any(mark in n for n in names for mark in '=|"{}')

@@ -33,6 +33,9 @@ _BODY = frozenset({'hand', 'arm', 'finger', 'head', 'leg', 'foot', 'eye'})
 #: where another thing is ("added milk to the shopping list").
 WRITTEN = frozenset({'list', 'checklist', 'schedule', 'agenda', 'reminder', 'playlist'})
 
+# Marks of a record's fields, which no name of a thing has.
+_MARKED = re.compile(r'[=|"{}<>\[\]]')
+
 
 class EntityReading(ActionReading):
     """The things a parse names (a layer of a parse reading)."""
@@ -149,8 +152,8 @@ class EntityReading(ActionReading):
         for start, end, head in self.entity_spans():
             words = [self._word(self.doc[i], i == head) for i in range(start, end)]
             name = ' '.join(w for w in words if w).replace(' - ', '-')
-            if not name or self._is_other_self(name, start, head):
-                continue
+            if not name or _MARKED.search(name) or self._is_other_self(name, start, head):
+                continue  # (nor a span across a record's marks: "level = info svc", 'ts":"2024')
             kind = 'place' if any(c.isdigit() for c in name) or '_' in name else (
                 'person' if all(self.doc[i].pos_ == 'PROPN' for i in range(start, head + 1))
                 and not any(c.isdigit() for c in name) else 'object')
