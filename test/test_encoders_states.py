@@ -1204,3 +1204,15 @@ def test_a_device_back_online_or_gone_offline(x: SpacyExtractor) -> None:
         ('printer', 'state', 'online')}
     assert ('scanner', 'state', 'offline') in {
         (c.object, c.attribute, c.after) for c in _changes(x, 'The scanner went offline at noon.')}
+
+
+@pytest.mark.parametrize(('text', 'changes'), [
+    # The robot's own report of what it holds now; what it carried somewhere is there.
+    ('The robot is carrying the blue folder.', {('blue folder', 'location', 'held')}),
+    ('a robot gripper holding a cast iron skillet above a kitchen counter',
+     {('cast iron skillet', 'location', 'held')}),
+    ('I carried the empty basket back to the bathroom.', {('basket', 'location', 'bathroom')}),
+])
+def test_what_the_robot_says_it_holds_now(x: SpacyExtractor, text: str,
+                                          changes: set[tuple[str, str, str]]) -> None:
+    assert {(c.object, c.attribute, c.after) for c in _changes(x, text)} == changes

@@ -122,6 +122,12 @@ class HoldingReading(MeasureReading):
         people = [names[c.i] for c in holders if c.i in names and (
             is_person(c) or NOUN_TYPES.get(c.lemma_.lower()) == 'animal')]
         people += [self.speaker] if mine else []
+        # "The robot is carrying the folder", "I'm holding the cup": its own report of what it holds
+        # now (what it took or carried is where the act put it: the placement layer's).
+        own = any(c.lower_ == 'i' or c.lemma_.lower() == 'robot' or self._is_self(c.lemma_.lower())
+                  for c in holders)
+        if not people and not self.speaker and tok.tag_ in {'VBG', 'VBZ', 'VBP'} and own:
+            people = [HELD]
         # Not a second "object" after a phrase of the verb's ("carrying a box up a staircase",
         # which the parser may read as a second object).
         phrase = min((c.i for c in tok.children if c.dep_ == 'prep' or (c.dep_ == 'prt' and not took)),
