@@ -1169,6 +1169,9 @@ def test_blinds_lowered_are_closed_and_the_sun_is_no_thing(x: SpacyExtractor) ->
      {('wheelchair', 'location', 'bed 4'), ('wheelchair', 'state', 'unfolded')}),
     ('a white van parked at the loading dock', {('white van', 'location', 'loading dock')}),
     ('a man looking at the door', set()),
+    # A posture read as a noun, with the state it stands in after it.
+    ('a kitchen with a dishwasher standing open, the lower rack pulled out',
+     {('dishwasher', 'state', 'open')}),
 ])
 def test_caption_poses_and_states_before_names(x: SpacyExtractor, text: str,
                                                  changes: set[tuple[str, str, str]]) -> None:

@@ -74,7 +74,9 @@ def mend(doc: Doc, nouns_only: frozenset[str]) -> Doc:
         if thing.head.i != tok.i or thing.dep_ not in {'compound', 'amod'} or not (
                 thing.pos_ in {'NOUN', 'PROPN'} or thing.lower_ in nouns_only):
             continue
-        if not any(c.i > tok.i and c.lower_ in _RESTING for c in tok.children):
+        # (Or a state right after it: "a dishwasher standing open".)
+        if not any((c.i > tok.i and c.lower_ in _RESTING) or (c.i == tok.i + 1 and c.lower_ in _RESULTS)
+                   for c in tok.children):
             continue
         if low in _PRESENT and tok.dep_ != 'ROOT':
             continue  # a clause's verb only where the parse has no other
