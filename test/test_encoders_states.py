@@ -1172,6 +1172,14 @@ def test_blinds_lowered_are_closed_and_the_sun_is_no_thing(x: SpacyExtractor) ->
     # A posture read as a noun, with the state it stands in after it.
     ('a kitchen with a dishwasher standing open, the lower rack pulled out',
      {('dishwasher', 'state', 'open')}),
+    # A phrase after a listed item is the item's, wherever the parser hung it.
+    ('a cast iron skillet on the back left burner of a gas stove, burner unlit, a green colander upside '
+     'down on the dish drying rack', {('cast iron skillet', 'location', 'left burner'),
+                                      ('green colander', 'location', 'dish drying rack'),
+                                      ('gas stove', 'state', 'unlit')}),
+    # Where the contents are, their container is.
+    ('seed trays of small seedlings on a wheeled trolley outside the greenhouse door',
+     {('seed tray', 'location', 'wheeled trolley')}),
 ])
 def test_caption_poses_and_states_before_names(x: SpacyExtractor, text: str,
                                                  changes: set[tuple[str, str, str]]) -> None:

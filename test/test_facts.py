@@ -775,6 +775,15 @@ def test_contents_find_the_container_named_by_them(mem: BrainMem) -> None:
     assert mem.state_of('the rosemary plant', attribute='location')[0].value == 'kitchen dresser'
 
 
+def test_a_container_asked_by_what_it_holds_is_the_container(mem: BrainMem) -> None:
+    # "the pallet of boxes" is the pallet, though the boxes have facts of their own.
+    mem.store('a pallet of cardboard boxes in aisle 3 of a warehouse, a forklift parked nearby', stamp=T0)
+    mem.store('a loading dock with a pallet of boxes wrapped in plastic film', stamp=T0 + H)
+    assert mem.state_of('the pallet of boxes', attribute='location')[0].value == 'loading dock'
+    then = mem.state_of('the pallet of boxes', attribute='location', as_of=T0 + 0.5 * H)
+    assert then[0].value == 'warehouse'
+
+
 def test_where_the_places_are(mem: BrainMem) -> None:
     mem.store('a canvas satchel on a wicker bench on the sun porch', stamp=T0)
     assert mem.state_of('canvas satchel', attribute='location')[0].value == 'wicker bench'

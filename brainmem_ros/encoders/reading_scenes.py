@@ -99,7 +99,12 @@ class SceneReading(MentionReading):
                 things = self._things([root], names)
                 # (Or on an adjective after it: "a toolbox open on a garage floor".)
                 later = [a for a in root.children if a.dep_ == 'amod' and a.i > root.i]
-                found += self._resting(things, [root, *things, *later], names)
+                # "seed trays of seedlings on a trolley": where the contents are, their container is.
+                # (Not what a picture is of: "a painting of a sailboat on the wall" is the sailboat's.)
+                held = [o for p in root.children if p.dep_ == 'prep' and p.lower_ == 'of'
+                        and root.lemma_.lower() not in _DEPICTIONS for o in p.children if o.dep_ == 'pobj']
+                found += self._resting(things, [root, *things, *later], names) \
+                    or self._resting(things, held, names)
                 found += self._scene_items(root, names)
             found += self._described(things, names)
         seen = [t for t in self.doc if t.dep_ == 'dobj' and t.i in names and self._seen(t.head)]
@@ -158,7 +163,15 @@ class SceneReading(MentionReading):
                 and c.i < root.i and c.right_edge.i + 1 < root.i and doc[c.right_edge.i + 1].text == ','))]
         for item in listed:
             shown = self._things([item], names)
-            found += self._resting(shown, [item], names) + self._described(shown, names)
+            # (The parser may hang the item's phrase on the first thing: "a skillet on the stove, a
+            # colander upside down on the rack"; a phrase after the item is the item's.)
+            after = [p for p in root.children
+                     if p.dep_ == 'prep' and p.i > item.i and p.lower_ in SCENE_PREPS]
+            place = next((pl for p in after if (pl := self._place_of(p, names))), '')
+            found += self._resting(shown, [item], names) or [
+                StateChange(names[t.i], 'location', '', place)
+                for t in shown if place and place != names[t.i]]
+            found += self._described(shown, names)
         if root.lemma_.lower() in _DEPICTIONS or root.i not in names:
             return found  # "an image of a hallway with light ...": not in it
         for owner, prep in self._with_phrases(root, names):

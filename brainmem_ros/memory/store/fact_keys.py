@@ -73,8 +73,10 @@ def _plan(name: str) -> tuple[str, tuple[str, ...], frozenset[str]] | None:
     key = entity_key(name)
     if not key:
         return None
-    said = tuple(dict.fromkeys(n for typed in (name, shown_by(name), placed_first(name))
-                               for n in (typed, *aliases(typed))))
+    # "the pallet of boxes" is said of the pallet: what holds the rest is the thing asked about.
+    holder, of, _ = name.partition(' of ')
+    said = tuple(dict.fromkeys(n for typed in (name, shown_by(name), placed_first(name), holder if of else '')
+                               for n in (typed, *aliases(typed)) if n))
     return key, said, frozenset(singular(w) for n in said for w in entity_key(n).split())
 
 
