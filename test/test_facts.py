@@ -782,6 +782,10 @@ def test_a_container_asked_by_what_it_holds_is_the_container(mem: BrainMem) -> N
     assert mem.state_of('the pallet of boxes', attribute='location')[0].value == 'loading dock'
     then = mem.state_of('the pallet of boxes', attribute='location', as_of=T0 + 0.5 * H)
     assert then[0].value == 'warehouse'
+    # What a thing is for names it only when no thing is named so in full.
+    mem.store('The spare keycard is on the reception counter.', stamp=T0)
+    spare = mem.state_of('the spare keycard for room 305', attribute='location')
+    assert spare[0].value == 'reception counter'
 
 
 def test_where_the_places_are(mem: BrainMem) -> None:

@@ -45,15 +45,16 @@ def keys_by_name(query: Query, names: Sequence[str]) -> dict[str, list[str]]:
     plans = {name: plan for name in out if (plan := _plan(name)) is not None}
     if not plans:
         return out
-    heads = sorted(set().union(*(h for _, _, h in plans.values())))
+    heads = sorted(set().union(*(h for _, _, h, _ in plans.values())))
     by_head: dict[str, list[str]] = {}
     for entity, head in query(f'SELECT DISTINCT entity, head FROM facts WHERE head IN ({qmarks(len(heads))})',
                               heads):
         by_head.setdefault(head, []).append(entity)
     found: dict[str, set[str]] = {}
-    for name, (_, said, own) in plans.items():
+    for name, (_, said, own, holder) in plans.items():
         rows = [e for h in own for e in by_head.get(h, ())]
         found[name] = ({k for n in said for k in referents(n, rows, fallback=False)}
+                       or set(referents(holder, rows, fallback=False) if holder else ())
                        or set(referents(name, rows)))
     # Each fallback for the names still unmatched (the last two for names of several words).
     for fallback, several in ((_held, False), (_placed, True), (_contents, True)):
@@ -68,16 +69,21 @@ def keys_by_name(query: Query, names: Sequence[str]) -> dict[str, list[str]]:
 # Pure, and asked for the same names by one Retrieve after another (a planner's goal and
 # state, the robot's rooms and things): the words were a third of this lookup's time.
 @lru_cache(maxsize=4096)
-def _plan(name: str) -> tuple[str, tuple[str, ...], frozenset[str]] | None:
-    """(the name's key, the names it is said by, their head words); None for no key."""
+def _plan(name: str) -> tuple[str, tuple[str, ...], frozenset[str], str] | None:
+    """(the name's key, the names it is said by, their head words, the name without the phrase
+    after it that says what it is for); None for no key."""
     key = entity_key(name)
     if not key:
         return None
     # "the pallet of boxes" is said of the pallet: what holds the rest is the thing asked about.
-    holder, of, _ = name.partition(' of ')
-    said = tuple(dict.fromkeys(n for typed in (name, shown_by(name), placed_first(name), holder if of else '')
-                               for n in (typed, *aliases(typed)) if n))
-    return key, said, frozenset(singular(w) for n in said for w in entity_key(n).split())
+    container, of, _ = name.partition(' of ')
+    typed_as = (name, shown_by(name), placed_first(name), container if of else '')
+    said = tuple(dict.fromkeys(n for typed in typed_as for n in (typed, *aliases(typed)) if n))
+    # "the spare keycard for room 305" is the keycard when no thing is named so in full.
+    holder, purpose, _ = name.partition(' for ')
+    holder = holder if purpose else ''
+    heads = frozenset(singular(w) for n in (*said, holder) if n for w in entity_key(n).split())
+    return key, said, heads, holder
 
 
 def with_containers(query: Query, name: str, keys: list[str]) -> list[str]:
