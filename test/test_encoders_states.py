@@ -1172,11 +1172,6 @@ def test_blinds_lowered_are_closed_and_the_sun_is_no_thing(x: SpacyExtractor) ->
     # A posture read as a noun, with the state it stands in after it.
     ('a kitchen with a dishwasher standing open, the lower rack pulled out',
      {('dishwasher', 'state', 'open')}),
-    # A phrase after a listed item is the item's, wherever the parser hung it.
-    ('a cast iron skillet on the back left burner of a gas stove, burner unlit, a green colander upside '
-     'down on the dish drying rack', {('cast iron skillet', 'location', 'left burner'),
-                                      ('green colander', 'location', 'dish drying rack'),
-                                      ('gas stove', 'state', 'unlit')}),
     # Where the contents are, their container is.
     ('seed trays of small seedlings on a wheeled trolley outside the greenhouse door',
      {('seed tray', 'location', 'wheeled trolley')}),
@@ -1208,13 +1203,6 @@ def test_on_a_piece_of_furniture_after_a_verb_is_no_power(x: SpacyExtractor) -> 
 def test_who_took_a_thing_when_the_subject_is_left_out(x: SpacyExtractor, text: str,
                                                         changes: set[tuple[str, str, str]]) -> None:
     assert {(c.object, c.attribute, c.after) for c in _changes(x, text)} == changes
-
-
-def test_a_device_back_online_or_gone_offline(x: SpacyExtractor) -> None:
-    assert {(c.object, c.attribute, c.after) for c in _changes(x, 'The printer is back online.')} == {
-        ('printer', 'state', 'online')}
-    assert ('scanner', 'state', 'offline') in {
-        (c.object, c.attribute, c.after) for c in _changes(x, 'The scanner went offline at noon.')}
 
 
 @pytest.mark.parametrize(('text', 'changes'), [

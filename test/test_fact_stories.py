@@ -15,7 +15,7 @@ from brainmem_ros.memory import BrainMem
 # 132 / 145, dev 5 134 / 158, dev 6 155 / 195, hold-out 48 / 62, hold-out 2 68 / 118, hold-out 3
 # 91 / 135): a floor two below each, since a parse can differ on another CPU's spaCy build by a word.
 FLOORS = {'dev': 56, 'dev 2': 75, 'dev 3': 104, 'dev 4': 130, 'dev 5': 133, 'dev 6': 155, 'dev 7': 149,
-          'dev 8': 110, 'dev 9': 114,
+          'dev 8': 110, 'dev 9': 112,
           'hold-out': 46, 'hold-out 2': 67, 'hold-out 3': 89, 'hold-out 4': 120, 'hold-out 5': 85}
 
 

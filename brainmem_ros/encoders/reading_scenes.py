@@ -163,15 +163,7 @@ class SceneReading(MentionReading):
                 and c.i < root.i and c.right_edge.i + 1 < root.i and doc[c.right_edge.i + 1].text == ','))]
         for item in listed:
             shown = self._things([item], names)
-            # (The parser may hang the item's phrase on the first thing: "a skillet on the stove, a
-            # colander upside down on the rack"; a phrase after the item is the item's.)
-            after = [p for p in root.children
-                     if p.dep_ == 'prep' and p.i > item.i and p.lower_ in SCENE_PREPS]
-            place = next((pl for p in after if (pl := self._place_of(p, names))), '')
-            found += self._resting(shown, [item], names) or [
-                StateChange(names[t.i], 'location', '', place)
-                for t in shown if place and place != names[t.i]]
-            found += self._described(shown, names)
+            found += self._resting(shown, [item], names) + self._described(shown, names)
         if root.lemma_.lower() in _DEPICTIONS or root.i not in names:
             return found  # "an image of a hallway with light ...": not in it
         for owner, prep in self._with_phrases(root, names):
