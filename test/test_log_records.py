@@ -516,6 +516,7 @@ def test_a_verdict_of_not_found_inside_speech_denies_only_its_clause(x: SpacyExt
     ('freezer_door_closed=false', {('freezer door', 'state', 'open')}),
     ('door_open=true', {('door', 'state', 'open')}),
     ('cabinet_locked=false', {('cabinet', 'state', 'unlocked')}),
+    ('{"ts": 12, "cabinet_locked": true}', {('cabinet', 'state', 'locked')}),
     # A state with no opposite says nothing when false.
     ('bin_full=false', set()),
 ])

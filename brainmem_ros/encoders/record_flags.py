@@ -1,11 +1,11 @@
 """Flags: a field named by a state and set true or false.
 
 Controllers and their bridges report a state as a named boolean: a PLC tag
-``WalkIn_Freezer.Door_Closed | TRUE -> FALSE``, a key ``door_closed=false``, a JSON
-member ``"is_locked": true``, ``conveyor.run=1``. The name ends with the state and begins
-with the thing; true says the thing is in that state, false that it is in the opposite one,
-when the state has one ("closed" false is open, "locked" false unlocked, "on" false off), and
-says nothing when it has none ("full" false is not empty).
+``WalkIn_Freezer.Door_Closed | TRUE -> FALSE``, a key ``door_closed=false``, a JSON member
+``"cabinet_locked": true``. The name ends with the state and begins with the thing; true says
+the thing is in that state, false that it is in the opposite one, when the state has one
+("closed" false is open, "locked" false unlocked, "on" false off), and says nothing when it
+has none ("full" false is not empty).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from brainmem_ros.encoders.lexicon import participle_states, state_words
+from brainmem_ros.encoders.reading_base import POWER
 from brainmem_ros.encoders.record_values import ARROW
 from brainmem_ros.memory.types import StateChange
 
@@ -30,7 +31,6 @@ _OPPOSITES = {'open': 'closed', 'closed': 'open', 'on': 'off', 'off': 'on', 'run
               'stopped': 'running'}
 # Flag words of a machine's motion, the state they mean when true ("Conveyor_Wash.Run").
 _MOTION = {'run': 'running', 'running': 'running', 'stop': 'stopped', 'stopped': 'stopped'}
-_POWER = frozenset({'on', 'off'})
 
 
 def flag_value(value: str) -> bool | None:
@@ -64,11 +64,9 @@ def flag_change(name: str, value: str, holder: str = '') -> list[StateChange]:
         return []
     words = [w.lower() for w in _WORD_BREAK.split(name.strip()) if w]
     last = words.pop()
-    while words and words[-1] in _ASKING:
-        words.pop()
     if last in _MOTION:
         state = _MOTION[last]
-    elif last in state_words() or last in _POWER:
+    elif last in state_words() or last in POWER:
         state = participle_states().get(last, last)
     else:
         return []
@@ -77,7 +75,7 @@ def flag_change(name: str, value: str, holder: str = '') -> list[StateChange]:
     thing = ' '.join(w for w in words if w not in _ASKING) or holder
     if not state or not thing:
         return []
-    return [StateChange(thing, 'power' if state in _POWER else 'state', '', state)]
+    return [StateChange(thing, 'power' if state in POWER else 'state', '', state)]
 
 
 def _opposite(state: str) -> str:
