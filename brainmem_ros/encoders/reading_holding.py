@@ -124,9 +124,9 @@ class HoldingReading(MeasureReading):
         people += [self.speaker] if mine else []
         # "The robot is carrying the folder", "I'm holding the cup": its own report of what it holds
         # now (what it took or carried is where the act put it: the placement layer's).
-        own = any(c.lower_ == 'i' or c.lemma_.lower() == 'robot' or self._is_self(c.lemma_.lower())
-                  for c in holders)
-        if not people and not self.speaker and tok.tag_ in {'VBG', 'VBZ', 'VBP'} and own:
+        # ("robot" is one of the robot's own words, as "gripper" is.)
+        if not people and not self.speaker and tok.tag_ in {'VBG', 'VBZ', 'VBP'} \
+                and any(c.lower_ == 'i' or self._is_self(c.lemma_.lower()) for c in holders):
             people = [HELD]
         # Not a second "object" after a phrase of the verb's ("carrying a box up a staircase",
         # which the parser may read as a second object).
